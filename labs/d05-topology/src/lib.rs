@@ -1,0 +1,3 @@
+//! (placeholder: this module's lab is being built)
+
+pub mod cli;

@@ -1,0 +1,1 @@
+//! The root package holds no code: its `tests/` check the whole course.
