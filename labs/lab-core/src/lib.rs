@@ -8,14 +8,17 @@
 //! * [`host`]: what a measured transcript ran on.
 //! * [`error`]: bad input (exit 2) versus a failed check (exit 1).
 
+pub mod boundary;
 pub mod error;
 pub mod host;
+pub mod launch;
 pub mod plot;
 pub mod registry;
 pub mod table;
 pub mod transcript;
 pub mod units;
 
+pub use boundary::Boundary;
 pub use error::{Failure, bad_input};
 pub use registry::{Entry, EntryKind};
 pub use table::{Align, Table};
