@@ -165,6 +165,27 @@ pub fn fmt_bytes(bytes: f64) -> String {
     format!("{num} {}", units[i])
 }
 
+/// A size in the units it was most likely given in: binary (`64 MiB`) when it is a whole number of
+/// KiB, MiB, ...; decimal (`2 GB`) when it is a whole number of kB, MB, ... but not binary.
+pub fn fmt_size(bytes: f64) -> String {
+    // The largest power of `base` that divides `bytes` exactly, up to `steps` times.
+    let exact = |base: f64| {
+        let (mut v, mut k) = (bytes, 0);
+        while v >= base && (v / base).fract() == 0.0 && k < 5 {
+            v /= base;
+            k += 1;
+        }
+        (v, k)
+    };
+    let (bin_v, bin_k) = exact(1024.0);
+    let (si_v, si_k) = exact(1000.0);
+    if si_k > 0 && (bin_k == 0 || si_v < bin_v) && bytes.fract() == 0.0 {
+        let si = ["B", "kB", "MB", "GB", "TB", "PB"];
+        return format!("{si_v} {}", si[si_k]);
+    }
+    fmt_bytes(bytes)
+}
+
 /// A bandwidth in decimal GB/s (10^9 B/s), as nccl-tests prints it.
 pub fn fmt_bandwidth(bytes_per_s: f64) -> String {
     format!("{} GB/s", fmt_sig(bytes_per_s / 1e9, 3))
@@ -218,6 +239,10 @@ mod tests {
         assert_eq!(fmt_bytes(64.0 * 1024.0 * 1024.0), "64 MiB");
         assert_eq!(fmt_bytes(1536.0), "1.50 KiB");
         assert_eq!(fmt_bandwidth(370e9), "370 GB/s");
+        assert_eq!(fmt_size(2e9), "2 GB");
+        assert_eq!(fmt_size(64.0 * 1024.0 * 1024.0), "64 MiB");
+        assert_eq!(fmt_size(1000.0), "1 kB");
+        assert_eq!(fmt_size(8.0), "8 B");
         assert_eq!(fmt_count(100_000), "100,000");
         assert_eq!(fmt_count(8), "8");
         assert_eq!(fmt_sig(0.012345, 3), "0.0123");
