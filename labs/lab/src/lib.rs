@@ -83,7 +83,8 @@ pub fn entries() -> Vec<Entry> {
 
 /// The workspace's `outputs/` folder.
 pub fn default_outputs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../outputs")
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../outputs");
+    dir.canonicalize().unwrap_or(dir)
 }
 
 /// Run one lab command given its arguments (without the leading `cargo lab`).
