@@ -113,10 +113,10 @@ pub fn run_module(command: &Command, recorded_args: &[&str]) -> Result<Option<Tr
 }
 
 pub fn find(id: &str) -> Result<Entry> {
-    entries().into_iter().find(|e| e.id == id).ok_or_else(|| {
-        let known: Vec<&str> = entries().iter().map(|e| e.id).collect();
-        anyhow::anyhow!("unknown transcript id '{id}' (known: {})", known.join(", "))
-    })
+    entries()
+        .into_iter()
+        .find(|e| e.id == id)
+        .ok_or_else(|| anyhow::anyhow!("unknown transcript id '{id}' (`cargo lab list` shows them all)"))
 }
 
 /// Resolve ids or module names (`d01`) to entries; empty means all.
