@@ -4,6 +4,7 @@
 //! `quotes["ring.p_opt"]` in `outputs/d01/scaling-wall.json`, and `{{plot d01/scaling-wall#speedup}}`
 //! becomes the SVG `outputs/d01/scaling-wall.speedup.svg`, inlined. A missing transcript, key
 //! or plot stops the build with a one-line error naming the chapter, so a stale quote cannot ship.
+//! Write `\{{quote ...}}` to show a directive literally.
 //!
 //! Protocol (mdBook 0.5): `lab-book supports <renderer>` exits 0; otherwise read
 //! `[context, book]` as JSON on stdin and write the book back on stdout. The book is walked as
@@ -74,6 +75,13 @@ pub fn expand(text: &str, outputs: &Path) -> Result<String, String> {
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
         let after = &rest[start + 2..];
+        // `\{{quote ...}}` is the escape for showing a directive literally, as mdBook's own.
+        if rest[..start].ends_with('\\') {
+            out.push_str(&rest[..start - 1]);
+            out.push_str("{{");
+            rest = after;
+            continue;
+        }
         let directive = ["quote ", "plot "].iter().find(|d| after.starts_with(**d));
         let Some(directive) = directive else {
             out.push_str(&rest[..start + 2]);
@@ -129,6 +137,7 @@ mod tests {
         assert!(out.contains("<svg>\n<line/>\n</svg>"));
         assert!(expand("{{quote d01/x#nope}}", &dir).unwrap_err().contains("no quote 'nope'"));
         assert!(expand("{{quote d01/y#wall}}", &dir).is_err());
+        assert_eq!(expand(r"write `\{{quote dNN/x#k}}`", &dir).unwrap(), "write `{{quote dNN/x#k}}`");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -23,6 +23,8 @@ pub enum Command {
     Collectives(CollectivesArgs),
     /// Amdahl's and Gustafson's speedups side by side.
     Laws(LawsArgs),
+    /// Time this module's own labs (a benchmark, not a published transcript).
+    Bench,
 }
 
 fn parse_time(s: &str) -> Result<f64, String> {
@@ -150,6 +152,7 @@ pub fn run(command: &Command) -> Result<Transcript> {
         Command::KarpFlatt(a) => karp_flatt_cmd(a),
         Command::Collectives(a) => collectives(a),
         Command::Laws(a) => laws_cmd(a),
+        Command::Bench => bench(),
     }
 }
 
@@ -240,7 +243,13 @@ pub fn scale_boundaries(w: &Workload, threshold: f64) -> Vec<Boundary> {
             ring_wall as f64,
             format!("p = {}", fmt_count(ring_wall)),
             format!("efficiency falls below {} (ring)", pct(threshold)),
-            format!("E = {} at p = {}", pct(w.efficiency(Allreduce::Ring, ring_wall)), fmt_count(ring_wall)),
+            format!(
+                "E = {:.2}% at p = {}, {:.2}% at p = {}",
+                w.efficiency(Allreduce::Ring, ring_wall - 1) * 100.0,
+                fmt_count(ring_wall - 1),
+                w.efficiency(Allreduce::Ring, ring_wall) * 100.0,
+                fmt_count(ring_wall)
+            ),
         ),
         Boundary::new(
             "d01",
@@ -341,9 +350,12 @@ fn wall(a: &WallArgs) -> Result<Transcript> {
         walls_json.insert(algo.name().into(), json!({"p_star": closed, "best_p": best, "efficiency_wall": wall_p}));
     }
     t.table("", walls);
+    let closed_wall = w.ring_efficiency_wall(a.threshold);
+    let swept_wall = w.sweep(Allreduce::Ring, a.max_ranks, a.threshold).1;
+    let agreement = if swept_wall == Some(closed_wall) { "the sweep agrees" } else { "the sweep DISAGREES" };
     t.text(format!(
-        "closed forms: ring efficiency wall = {} (sweep agrees); ring p* = sqrt((w - 2n beta - n gamma) / (2 alpha)); logarithmic algorithms: p* = (numerator) ln 2 / (per-doubling cost), realised on a power of two",
-        fmt_count(w.ring_efficiency_wall(a.threshold))
+        "closed forms: ring efficiency wall = {} ({agreement}); ring p* = sqrt((w - 2n beta - n gamma) / (2 alpha)); logarithmic algorithms: p* = (numerator) ln 2 / (per-doubling cost), realised on a power of two",
+        fmt_count(closed_wall)
     ));
 
     t.heading("D01 scale boundaries: what breaks first");
@@ -448,7 +460,12 @@ fn karp_flatt_cmd(a: &KarpFlattArgs) -> Result<Transcript> {
         ]);
     }
     t.table("", table);
-    t.text(format!("trend: e changes by {:+.6} per doubling of p\nverdict: {}", analysis.slope_per_doubling, analysis.verdict));
+    t.text(format!(
+        "trend: e changes by {:+.6} per doubling of p ({:+.1}% of its mean)\nverdict: {}",
+        analysis.slope_per_doubling,
+        analysis.relative_slope * 100.0,
+        analysis.verdict
+    ));
     t.quote("slope", format!("{:+.6}", analysis.slope_per_doubling));
     t.quote("verdict", analysis.verdict);
     if let (Some(first), Some(last)) = (analysis.rows.get(1), analysis.rows.last()) {
@@ -556,7 +573,7 @@ fn laws_cmd(a: &LawsArgs) -> Result<Transcript> {
     let ps = [1u64, 8, 64, 512, 4096, 16_384, 100_000];
     let mut table = Table::new(["law", "f"].into_iter().map(String::from).chain(ps.iter().map(|p| format!("p={}", fmt_count(*p)))).chain(["limit".to_string()]));
     for &f in &a.fractions {
-        let mut row = vec!["Amdahl".to_string(), fmt_sig(f, 5)];
+        let mut row = vec!["Amdahl".to_string(), format!("{f}")];
         row.extend(ps.iter().map(|&p| fmt_sig(laws::amdahl_speedup(f, p as f64), 4)));
         row.push(if f < 1.0 { fmt_sig(laws::amdahl_limit(f), 5) } else { "inf".into() });
         table.push(row);
@@ -564,7 +581,7 @@ fn laws_cmd(a: &LawsArgs) -> Result<Transcript> {
         t.quote(format!("amdahl.f{f}.p4096"), fmt_sig(laws::amdahl_speedup(f, 4096.0), 4));
     }
     for &f in &a.fractions {
-        let mut row = vec!["Gustafson".to_string(), fmt_sig(f, 5)];
+        let mut row = vec!["Gustafson".to_string(), format!("{f}")];
         row.extend(ps.iter().map(|&p| fmt_sig(laws::gustafson_speedup(1.0 - f, p as f64), 4)));
         row.push("none".into());
         table.push(row);
@@ -574,15 +591,68 @@ fn laws_cmd(a: &LawsArgs) -> Result<Transcript> {
     let grid = log_grid(100_000);
     let mut plot = LinePlot::new("Amdahl (solid) vs Gustafson (dashed)", "ranks p", "speedup").log_x().log_y();
     for &f in &a.fractions {
-        plot = plot.series(Series::new(format!("Amdahl f={}", fmt_sig(f, 5)), grid.iter().map(|&p| (p as f64, laws::amdahl_speedup(f, p as f64))).collect()));
+        plot = plot.series(Series::new(format!("Amdahl f={f}"), grid.iter().map(|&p| (p as f64, laws::amdahl_speedup(f, p as f64))).collect()));
     }
     for &f in &a.fractions {
         plot = plot.series(
-            Series::new(format!("Gustafson f={}", fmt_sig(f, 5)), grid.iter().map(|&p| (p as f64, laws::gustafson_speedup(1.0 - f, p as f64))).collect())
+            Series::new(format!("Gustafson f={f}"), grid.iter().map(|&p| (p as f64, laws::gustafson_speedup(1.0 - f, p as f64))).collect())
                 .dashed(),
         );
     }
     t.plot("speedup", plot.to_svg());
     t.data = json!({"fractions": a.fractions});
+    Ok(t)
+}
+
+/// How long the D01 labs take here: every published transcript, and the 100,000-rank sweep alone.
+fn bench() -> Result<Transcript> {
+    use clap::Parser;
+    use std::time::Instant;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(subcommand)]
+        c: Command,
+    }
+    let mut provenance = lab_core::Provenance {
+        summary: lab_core::host::summary(),
+        facts: lab_core::host::base_facts(),
+        tolerance: "timings vary run to run; compare against the targets, not the digits".into(),
+        invariants: vec!["the best of 5 runs is reported".into()],
+    };
+    provenance.facts.insert("build".into(), if cfg!(debug_assertions) { "debug".into() } else { "release".into() });
+    let mut t = Transcript::measured(provenance);
+    let best_of = |f: &dyn Fn() -> Result<()>| -> Result<f64> {
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let start = Instant::now();
+            f()?;
+            best = best.min(start.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    };
+    let mut table = Table::new(["what", "best of 5", "target"]);
+    let mut total = 0.0;
+    for e in entries() {
+        let args: Vec<&str> = std::iter::once("lab").chain(e.args.iter().skip(1).copied()).collect();
+        let cmd = Wrap::try_parse_from(args)?.c;
+        let secs = best_of(&|| {
+            let tr = run(&cmd)?;
+            // Rendering is part of regenerating: text, JSON and every SVG.
+            std::hint::black_box(tr.files());
+            Ok(())
+        })?;
+        total += secs;
+        table.push([format!("regenerate {}", e.id), fmt_time(secs), String::new()]);
+    }
+    table.push(["regenerate all D01 transcripts".to_string(), fmt_time(total), "< 2 s".into()]);
+    let w = WorkloadArgs { serial: 0.02, compute: 100.0, bytes: 2e9, machine: MachineArgs { alpha: 10e-6, bandwidth: 50e9, reduce_bandwidth: 1e12 } }.workload();
+    let sweep = best_of(&|| {
+        std::hint::black_box(w.sweep(Allreduce::Ring, 100_000, 0.5));
+        Ok(())
+    })?;
+    table.push(["ring wall sweep, p = 1..100,000".to_string(), fmt_time(sweep), "< 100 ms".into()]);
+    t.table("", table);
+    t.data = json!({"total_seconds": total, "sweep_seconds": sweep});
     Ok(t)
 }

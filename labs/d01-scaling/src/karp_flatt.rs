@@ -27,6 +27,8 @@ pub struct Analysis {
     pub rows: Vec<Row>,
     /// Least-squares slope of e against log2 p (per doubling of p).
     pub slope_per_doubling: f64,
+    /// The slope relative to the mean e: the fraction by which e changes per doubling.
+    pub relative_slope: f64,
     pub verdict: &'static str,
 }
 
@@ -74,7 +76,8 @@ pub fn parse_csv(text: &str) -> Result<Vec<Sample>> {
     Ok(samples)
 }
 
-/// e for every p > 1 and the trend: a slope above 0.002 per doubling counts as growing overhead.
+/// e for every p > 1 and the trend: e changing by more than 2% of its mean per doubling of p
+/// counts as a trend (a relative test, because a serial fraction of 0.001 is common).
 pub fn analyse(samples: &[Sample]) -> Analysis {
     let t1 = samples[0].time;
     let rows: Vec<Row> = samples
@@ -102,14 +105,16 @@ pub fn analyse(samples: &[Sample]) -> Analysis {
         let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
         if sxx == 0.0 { 0.0 } else { sxy / sxx }
     };
-    let verdict = if slope > 0.002 {
+    let mean_e = if pts.is_empty() { 0.0 } else { pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64 };
+    let relative = if mean_e.abs() > 1e-15 { slope / mean_e.abs() } else { 0.0 };
+    let verdict = if relative > 0.02 {
         "e grows with p: overhead (communication, imbalance) grows with the rank count, not just serial work"
-    } else if slope < -0.002 {
+    } else if relative < -0.02 {
         "e falls with p: superlinear effects (caches) or a noisy one-rank baseline"
     } else {
         "e is flat: a fixed serial fraction (Amdahl) explains the lost efficiency"
     };
-    Analysis { rows, slope_per_doubling: slope, verdict }
+    Analysis { rows, slope_per_doubling: slope, relative_slope: relative, verdict }
 }
 
 #[cfg(test)]

@@ -205,6 +205,8 @@ pub fn short_number(v: f64) -> String {
         format!("{}k", crate::units::fmt_sig(v / 1e3, 3))
     } else if a == 0.0 {
         "0".into()
+    } else if a < 1e-3 {
+        format!("{v:e}")
     } else {
         crate::units::fmt_sig(v, 3)
     };
@@ -240,5 +242,6 @@ mod tests {
         assert_eq!(short_number(100_000.0), "100k");
         assert_eq!(short_number(1e6), "1M");
         assert_eq!(short_number(0.5), "0.5");
+        assert_eq!(short_number(1e-10), "1e-10");
     }
 }

@@ -83,7 +83,8 @@ pub fn entries() -> Vec<Entry> {
 
 /// The workspace's `outputs/` folder.
 pub fn default_outputs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../outputs")
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../outputs");
+    dir.canonicalize().unwrap_or(dir)
 }
 
 /// Run one lab command given its arguments (without the leading `cargo lab`).
@@ -112,10 +113,10 @@ pub fn run_module(command: &Command, recorded_args: &[&str]) -> Result<Option<Tr
 }
 
 pub fn find(id: &str) -> Result<Entry> {
-    entries().into_iter().find(|e| e.id == id).ok_or_else(|| {
-        let known: Vec<&str> = entries().iter().map(|e| e.id).collect();
-        anyhow::anyhow!("unknown transcript id '{id}' (known: {})", known.join(", "))
-    })
+    entries()
+        .into_iter()
+        .find(|e| e.id == id)
+        .ok_or_else(|| anyhow::anyhow!("unknown transcript id '{id}' (`cargo lab list` shows them all)"))
 }
 
 /// Resolve ids or module names (`d01`) to entries; empty means all.
