@@ -28,6 +28,9 @@ pub enum Job {
         /// Cap on timed bytes per size and implementation (iterations = min(osu, budget/size)).
         byte_budget: usize,
         pingpong: bool,
+        /// Repeat the whole sweep this many times, sizes and implementations interleaved, and
+        /// keep each row's best (lowest average) round: a filter against background load.
+        rounds: usize,
         exit_early: Option<usize>,
     },
 }
@@ -149,6 +152,7 @@ mod tests {
             mpi_label: "default".into(),
             byte_budget: 1 << 30,
             pingpong: true,
+            rounds: 1,
             exit_early: None,
         };
         let s = serde_json::to_string(&j).unwrap();
