@@ -161,6 +161,9 @@ fn families() -> Transcript {
         t.quote(format!("{key}.paths"), fmt_count(m.path_diversity as u64));
         t.quote(format!("{key}.optical"), fmt_count(m.optical));
         t.quote(format!("{key}.links"), fmt_count(m.links));
+        if let Topology::Dragonfly(d) = &topo {
+            t.quote(format!("{key}.groups"), fmt_count(d.g));
+        }
         data.insert(key.into(), metrics_json(&topo, &m));
     }
     t.table("", table);
@@ -278,7 +281,7 @@ fn sweep_transcript() -> Transcript {
     }
     t.table("", table);
     let mut cost_plot = log_plot("Network cost per endpoint", "USD per endpoint");
-    let mut bis_plot = log_plot("Bisection per endpoint (1 = full)", "bisection / (N/2)").log_y();
+    let mut bis_plot = log_plot("Bisection per endpoint (1 = full)", "bisection / (N/2)").log_y().hline(1.0 / 7.0, "a 7:1 oversubscribed tier");
     for f in Family::ALL {
         let pts: Vec<&sweep::Point> = points.iter().filter(|p| p.family == f).collect();
         cost_plot = cost_plot.series(Series::new(f.name(), pts.iter().map(|p| (p.n as f64, p.usd_per_endpoint)).collect()));
@@ -331,11 +334,14 @@ fn collectives() -> Transcript {
         let key = format!("{}.{}", pt.family.key(), pt.n);
         t.quote(format!("{key}.allreduce"), fmt_time(pt.allreduce));
         t.quote(format!("{key}.alltoall"), fmt_time(pt.alltoall));
+        t.quote(format!("{key}.a2a_bisection"), fmt_time(bis));
+        t.quote(format!("{key}.a2a_injection"), fmt_time(inj));
+        t.quote(format!("{key}.ring_hops"), ring.max_hops.to_string());
         data.push(json!({"n": pt.n, "family": pt.family.key(), "allreduce_s": pt.allreduce, "alltoall_s": pt.alltoall, "ring_hops": ring.max_hops}));
     }
     t.table("", table);
     let mut ar = log_plot("Ring allreduce of 1 GiB", "seconds").log_y();
-    let mut a2a = log_plot("All-to-all, 64 MiB sent per rank", "seconds").log_y();
+    let mut a2a = log_plot("All-to-all, 1 GiB sent per rank", "seconds").log_y();
     for f in Family::ALL {
         let pts: Vec<&sweep::Point> = points.iter().filter(|p| p.family == f).collect();
         ar = ar.series(Series::new(f.name(), pts.iter().map(|p| (p.n as f64, p.allreduce)).collect()));
@@ -344,7 +350,7 @@ fn collectives() -> Transcript {
     t.plot("allreduce", ar.to_svg());
     t.plot("alltoall", a2a.to_svg());
 
-    t.heading("Dragonfly: minimal vs Valiant routing (bandwidth-limited time, 64 MiB per endpoint)");
+    t.heading("Dragonfly: minimal vs Valiant routing (bandwidth-limited time, 1 GiB per endpoint)");
     t.text(
         "shift: every endpoint of group i sends to group i+1 (the adversarial pattern for minimal routing).\n\
          uniform: every endpoint spreads its bytes evenly over all groups.",
@@ -383,12 +389,18 @@ fn collectives() -> Transcript {
 }
 
 fn boundaries() -> Transcript {
-    let rows = crate::scale_boundaries();
+    let keyed = sweep::keyed_boundaries();
+    let rows: Vec<lab_core::Boundary> = keyed.iter().map(|(_, b)| b.clone()).collect();
     let mut t = Transcript::analytic();
     t.heading("D05: what breaks first (closed forms, radix-64 parts)");
+    t.text(
+        "cheapest = lowest cost per endpoint among the families whose time for the reference message\n\
+         is within 1.5x of the fastest family at that size (default prices: ASSUMPTIONS, see d05/families).",
+    );
     t.table("", lab_core::boundary::table(&rows));
-    for (i, r) in rows.iter().enumerate() {
-        t.quote(format!("row{i}.scale"), r.scale.clone());
+    for (key, r) in &keyed {
+        t.quote(format!("{key}.scale"), r.scale.clone());
+        t.quote(format!("{key}.evidence"), r.evidence.clone());
     }
     t.data = serde_json::to_value(&rows).expect("boundaries serialise");
     t
@@ -429,7 +441,8 @@ fn bench(quick: bool) -> Result<Transcript> {
     };
     let mut rows = Vec::new();
     let mut table = Table::new(["what", "endpoints", "nodes", "links", "BFS sources", "build", "measure", "closed == explicit"]);
-    for topo in [&fat, &fly] {
+    let mut quotes = Vec::new();
+    for (key, topo) in [("fat_tree", &fat), ("dragonfly", &fly)] {
         eprintln!("d05 bench: building {}", topo.label());
         let t0 = Instant::now();
         let g = crate::build::build(topo);
@@ -448,6 +461,9 @@ fn bench(quick: bool) -> Result<Transcript> {
             fmt_time(measure_s),
             if diff.is_empty() { "yes".into() } else { format!("NO: {}", diff.join(", ")) },
         ]);
+        quotes.push((format!("{key}.total"), fmt_time(built + measure_s)));
+        quotes.push((format!("{key}.label"), topo.label()));
+        quotes.push((format!("{key}.endpoints"), fmt_count(measured.metrics.endpoints)));
         rows.push(json!({"topology": topo.label(), "endpoints": measured.metrics.endpoints, "build_s": built,
             "measure_s": measure_s, "total_s": built + measure_s, "mismatches": diff.len()}));
     }
@@ -468,11 +484,16 @@ fn bench(quick: bool) -> Result<Transcript> {
     t.table("", table);
     t.heading("Closed-form sweep");
     t.text(format!(
-        "{} designs (3 families x sizes 8 .. 1,048,576): {}; largest built {}",
+        "{} designs (3 families x sizes 8 .. 1,048,576): {}; largest built {}\n",
         points.len(),
         fmt_time(sweep_s),
         fmt_count(max_n)
     ));
+    for (k, v) in quotes {
+        t.quote(k, v);
+    }
+    t.quote("sweep", fmt_time(sweep_s));
+    t.quote("sweep_designs", points.len().to_string());
     t.data = json!({"explicit": rows, "sweep_s": sweep_s, "sweep_designs": points.len(), "sweep_max_endpoints": max_n, "quick": quick});
     Ok(t)
 }

@@ -94,9 +94,9 @@ pub struct Point {
     pub alltoall: f64,
 }
 
-/// Reference message sizes (ASSUMPTIONS): a 1 GiB gradient, 64 MiB sent per rank in all-to-all.
+/// Reference message sizes (ASSUMPTIONS): a 1 GiB gradient; 1 GiB sent per rank in all-to-all.
 pub const ALLREDUCE_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
-pub const ALLTOALL_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
+pub const ALLTOALL_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
 
 pub fn point(family: Family, n: u64, costs: &CostParams, net: &NetParams) -> Option<Point> {
     let topology = design(family, n)?;
@@ -146,14 +146,19 @@ pub fn largest_clos(k: u64, tiers: u32) -> u64 {
 // ANCHOR: boundaries
 /// D05's rows of the scale-boundary ladder, all computed from the closed forms.
 pub fn scale_boundaries() -> Vec<Boundary> {
-    let mut rows = Vec::new();
+    keyed_boundaries().into_iter().map(|(_, b)| b).collect()
+}
+
+/// The same rows, each with a key the book quotes it by.
+pub fn keyed_boundaries() -> Vec<(String, Boundary)> {
+    let mut rows: Vec<(String, Boundary)> = Vec::new();
     for tiers in 1..=3u32 {
         let n = largest_clos(RADIX, tiers);
         let here = Topology::Clos(Clos::non_blocking(RADIX, tiers, RADIX));
         let next = Topology::Clos(Clos::non_blocking(RADIX, tiers + 1, 2));
         let (mh, mn) = (metrics(&here), metrics(&next));
         let per_endpoint = |t: &Topology, m: &Metrics| fmt_sig(m.ports(t) as f64 / m.endpoints as f64, 3);
-        rows.push(Boundary::new(
+        rows.push((format!("clos_{tiers}_tiers"), Boundary::new(
             "d05",
             n as f64,
             format!("{} endpoints", fmt_count(n)),
@@ -165,12 +170,12 @@ pub fn scale_boundaries() -> Vec<Boundary> {
                 per_endpoint(&here, &mh),
                 per_endpoint(&next, &mn)
             ),
-        ));
+        )));
     }
     // The largest balanced dragonfly with radix-64 routers.
     let big = Topology::Dragonfly(Dragonfly::max_groups(16, 32, 16));
     let m = metrics(&big);
-    rows.push(Boundary::new(
+    rows.push(("dragonfly_max".into(), Boundary::new(
         "d05",
         m.endpoints as f64,
         format!("{} endpoints", fmt_count(m.endpoints)),
@@ -181,35 +186,37 @@ pub fn scale_boundaries() -> Vec<Boundary> {
             m.diameter,
             fmt_sig(m.bisection_fraction().unwrap_or(0.0), 3)
         ),
-    ));
+    )));
     // Where a 3D torus's bisection per endpoint falls below a dragonfly's (about 1/2) and
     // below 1/7 (thinner than a 7:1 oversubscribed tier).
-    for (threshold, what) in [(0.5, "half"), (1.0 / 7.0, "1/7 (a 7:1 oversubscribed tier)")] {
+    for (key, threshold, what) in
+        [("torus_half", 0.5, "half of full"), ("torus_seventh", 1.0 / 7.0, "1/7 of full, thinner than a 7:1 oversubscribed tier")]
+    {
         if let Some(n) = (2..).step_by(2).map(|k: u64| k * k * k).find(|&n| {
             let t = Topology::Torus(Torus { k: (n as f64).cbrt().round() as u64, n: 3, wrap: true, cube: 4 });
             metrics(&t).bisection_fraction().unwrap_or(1.0) < threshold
         }) {
             let k = (n as f64).cbrt().round() as u64;
-            rows.push(Boundary::new(
+            rows.push((key.to_string(), Boundary::new(
                 "d05",
                 n as f64,
                 format!("{} endpoints", fmt_count(n)),
-                format!("3D torus bisection per endpoint falls below {what} of full (it is 4/k)"),
+                format!("3D torus bisection per endpoint (4/k) falls below {what}"),
                 format!("k = {k}: {} links across for {} endpoints per half", fmt_count(2 * k * k), fmt_count(n / 2)),
-            ));
+            )));
         }
     }
     // Which family is cheapest, within 1.5x of the fastest, for each traffic pattern.
     let points = sweep(1 << 20);
-    for (name, pick) in [
-        ("allreduce (ring)", (|p: &Point| p.allreduce) as fn(&Point) -> f64),
-        ("all-to-all", |p: &Point| p.alltoall),
+    for (tag, name, pick) in [
+        ("allreduce", "allreduce (ring)", (|p: &Point| p.allreduce) as fn(&Point) -> f64),
+        ("alltoall", "all-to-all", |p: &Point| p.alltoall),
     ] {
         let mut last: Option<Family> = None;
         for n in sizes(1 << 20) {
             if let Some(best) = cheapest(&points, n, pick, 1.5) {
                 if last.is_some() && last != Some(best.family) {
-                    rows.push(Boundary::new(
+                    rows.push((format!("cheapest_{tag}_{}", best.family.key()), Boundary::new(
                         "d05",
                         n as f64,
                         format!("{} endpoints", fmt_count(n)),
@@ -219,13 +226,13 @@ pub fn scale_boundaries() -> Vec<Boundary> {
                             fmt_sig(best.usd_per_endpoint, 3),
                             lab_core::units::fmt_time(pick(best))
                         ),
-                    ));
+                    )));
                 }
                 last = Some(best.family);
             }
         }
     }
-    rows.sort_by(|a, b| a.at.total_cmp(&b.at));
+    rows.sort_by(|a, b| a.1.at.total_cmp(&b.1.at));
     rows
 }
 // ANCHOR_END: boundaries
