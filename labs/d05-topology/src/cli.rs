@@ -30,6 +30,8 @@ pub enum Command {
     Collectives,
     /// D05's "what breaks first" table.
     Boundaries,
+    /// Drawings of small members of each family, from their explicit graphs.
+    Draw,
     /// Metrics of one topology, e.g. `fat-tree:k=48`, `dragonfly:p=4,a=8,h=4`, `torus:k=16,n=3`.
     Metrics {
         #[arg(value_parser = topology_arg)]
@@ -54,6 +56,7 @@ pub fn run(command: &Command) -> Result<Transcript> {
         Command::Sweep => Ok(sweep_transcript()),
         Command::Collectives => Ok(collectives()),
         Command::Boundaries => Ok(boundaries()),
+        Command::Draw => Ok(drawings()),
         Command::Metrics { topology, explicit } => one(topology, *explicit),
         Command::Bench { quick } => bench(*quick),
     }
@@ -66,6 +69,7 @@ pub fn entries() -> Vec<Entry> {
         Entry { id: "d05/sweep", args: &["d05", "sweep"], kind: EntryKind::Analytic, about: "cost and bisection per endpoint, 8 to 1,000,000 endpoints" },
         Entry { id: "d05/collectives", args: &["d05", "collectives"], kind: EntryKind::Analytic, about: "allreduce and all-to-all time per topology vs N; minimal vs Valiant" },
         Entry { id: "d05/boundaries", args: &["d05", "boundaries"], kind: EntryKind::Analytic, about: "D05 scale-boundary table" },
+        Entry { id: "d05/draw", args: &["d05", "draw"], kind: EntryKind::Analytic, about: "drawings of a k=4 fat-tree, a rail fabric, a dragonfly and a 4x4 torus" },
         Entry {
             id: "d05/bench",
             args: &["d05", "bench"],
@@ -385,6 +389,26 @@ fn collectives() -> Transcript {
     t.table("", dt);
     t.quote("inject_time", fmt_time(ALLTOALL_BYTES / net.link));
     t.data = json!({"points": data, "dragonfly_routing": ddata});
+    t
+}
+
+fn drawings() -> Transcript {
+    let mut t = Transcript::analytic();
+    t.heading("Drawings of small explicit graphs");
+    let mut table = Table::new(["drawing", "topology", "endpoints", "switches", "links"]);
+    for (name, spec, title) in [
+        ("fat_tree", "fat-tree:k=4", "k = 4 fat-tree: 16 hosts, 3 tiers of switches"),
+        ("rail", "rail:k=8,gpus=4,units=2", "rail-optimised: 4-GPU servers, 2 scalable units"),
+        ("dragonfly", "dragonfly:p=2,a=4,h=1", "dragonfly p = 2, a = 4, h = 1: a*h+1 groups"),
+        ("torus", "torus:k=4,n=2,cube=2", "4 x 4 torus, folded; 2 x 2 cubes cabled electrically"),
+    ] {
+        let topo = parse(spec).expect("drawing specs are valid");
+        let m = metrics(&topo);
+        table.push([name.to_string(), topo.label(), fmt_count(m.endpoints), fmt_count(m.switches), fmt_count(m.links)]);
+        t.plot(name, crate::draw::draw(&topo, title));
+    }
+    t.table("", table);
+    t.data = json!({"drawings": ["fat_tree", "rail", "dragonfly", "torus"]});
     t
 }
 

@@ -103,7 +103,7 @@ fn clos(c: &Clos) -> Metrics {
         total += (pod_endpoints[t] - pod_endpoints[t - 1]) as f64 * 2.0 * t as f64;
     }
     total += (n - e) as f64 * 2.0 * top as f64;
-    let ups: u64 = (1..top).map(|t| c.up(t)).product();
+    let ups: f64 = (1..top).map(|t| c.up(t) as f64).product();
     // Bisection: cut the links leaving half of the pods at the thinnest level.
     let thinnest = cut_per_endpoint.iter().cloned().fold(f64::INFINITY, f64::min);
     Metrics {
@@ -115,7 +115,7 @@ fn clos(c: &Clos) -> Metrics {
         radix_used: k,
         diameter: 2 * top as u64,
         avg_hops: total / (n - 1) as f64,
-        path_diversity: (ups * c.parallel()) as f64,
+        path_diversity: ups * c.parallel() as f64,
         bisection: Some((thinnest * n as f64 / 2.0).round() as u64),
     }
 }
@@ -133,8 +133,8 @@ fn rail(r: &Rail) -> Metrics {
         + 2.0 * (d - 1) as f64
         + 4.0 * ((d - 1) * (gpus - 1)) as f64
         + 4.0 * ((units - 1) * d * gpus) as f64;
-    let spine_paths = r.spines() * r.parallel() * r.parallel();
-    let diversity = if units >= 2 { spine_paths } else { spine_paths + 2 };
+    let spine_paths = r.spines() as f64 * (r.parallel() as f64).powi(2);
+    let diversity = if units >= 2 { spine_paths } else { spine_paths + 2.0 };
     Metrics {
         endpoints: n,
         switches: r.leaves() + r.spines(),
@@ -144,7 +144,7 @@ fn rail(r: &Rail) -> Metrics {
         radix_used: r.k,
         diameter: 4,
         avg_hops: total / (n - 1) as f64,
-        path_diversity: diversity as f64,
+        path_diversity: diversity,
         bisection: Some(n / 2),
     }
 }
@@ -244,8 +244,26 @@ fn dragonfly_bisection(d: &Dragonfly) -> u64 {
     m * half * half + split_local + crossing
 }
 
-fn factorial(n: u64) -> f64 {
-    (1..=n).map(|i| i as f64).product()
+/// The multinomial (sum of parts)! / prod(part!) for `count` equal parts of size `part`: exact
+/// while the factorials fit an f64 (170!), in log space beyond (large tori have astronomically
+/// many shortest paths; the table prints them in scientific notation).
+fn multinomial(part: u64, count: u64) -> f64 {
+    let total = part * count;
+    if total <= 170 {
+        let fact = |n: u64| (1..=n).map(|i| i as f64).product::<f64>();
+        fact(total) / fact(part).powi(count as i32)
+    } else {
+        (ln_factorial(total) - count as f64 * ln_factorial(part)).exp()
+    }
+}
+
+/// ln(n!): summed exactly up to 1,000, Stirling's series beyond (error below 1e-12 there).
+fn ln_factorial(n: u64) -> f64 {
+    if n <= 1000 {
+        return (1..=n).map(|i| (i as f64).ln()).sum();
+    }
+    let x = n as f64;
+    x * x.ln() - x + 0.5 * (2.0 * std::f64::consts::PI * x).ln() + 1.0 / (12.0 * x) - 1.0 / (360.0 * x * x * x)
 }
 
 fn torus(t: &Torus) -> Metrics {
@@ -260,21 +278,24 @@ fn torus(t: &Torus) -> Metrics {
     if t.wrap {
         // A ring of k: distances from one node sum to floor(k^2/4).
         diameter = n * (k / 2);
-        avg = (n * k.pow(t.n - 1) * (k * k / 4)) as f64 / (nodes - 1).max(1) as f64;
+        let ring_sum = (k as u128 * k as u128 / 4) as f64;
+        avg = (n * k.pow(t.n - 1)) as f64 * ring_sum / (nodes - 1).max(1) as f64;
         let f = k / 2;
         diversity = if k == 2 {
-            factorial(n)
+            multinomial(1, n)
         } else if k % 2 == 0 {
-            2f64.powi(n as i32) * factorial(n * f) / factorial(f).powi(n as i32)
+            2f64.powi(n as i32) * multinomial(f, n)
         } else {
-            factorial(n * f) / factorial(f).powi(n as i32)
+            multinomial(f, n)
         };
     } else {
         // A line of k: distances over all ordered pairs sum to k(k^2-1)/3.
         diameter = n * (k - 1);
-        let pairs = n as f64 * (k.pow(t.n - 1) as f64).powi(2) * (k * (k * k - 1) / 3) as f64;
+        let kf = k as f64;
+        let line_pairs = kf * (kf * kf - 1.0) / 3.0;
+        let pairs = n as f64 * (k.pow(t.n - 1) as f64).powi(2) * line_pairs;
         avg = pairs / (nodes as f64 * (nodes - 1) as f64);
-        diversity = factorial(n * (k - 1)) / factorial(k - 1).powi(n as i32);
+        diversity = multinomial(k - 1, n);
     }
     let bisection = if k % 2 == 1 {
         None

@@ -6,6 +6,7 @@
 pub mod build;
 pub mod cli;
 pub mod closed;
+pub mod draw;
 pub mod graph;
 pub mod measure;
 pub mod model;

@@ -110,8 +110,10 @@ pub fn differences(closed: &Metrics, explicit: &Metrics) -> Vec<&'static str> {
     if closed.diameter != explicit.diameter { out.push("diameter") }
     if !close(closed.avg_hops, explicit.avg_hops) { out.push("average hops") }
     if !close(closed.path_diversity, explicit.path_diversity) { out.push("path diversity") }
-    if let (Some(a), Some(b)) = (closed.bisection, explicit.bisection) {
-        if a != b { out.push("bisection") }
+    if let (Some(a), Some(b)) = (closed.bisection, explicit.bisection)
+        && a != b
+    {
+        out.push("bisection")
     }
     out
 }

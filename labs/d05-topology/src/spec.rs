@@ -187,7 +187,19 @@ impl Topology {
                             top_up
                         ));
                     }
-                    c.pods as u128 * c.down.iter().map(|&d| d as u128).product::<u128>()
+                    let n = c.down.iter().fold(c.pods as u128, |acc, &d| acc.saturating_mul(d as u128));
+                    // Links between tier t and t+1: (N / E_t) * (u_1 ... u_t). Bounding their sum
+                    // keeps every count in the closed forms inside 64 bits.
+                    let (mut e, mut ups, mut links) = (1u128, 1u128, n);
+                    for t in 1..c.tiers as usize {
+                        e = e.saturating_mul(c.down[t - 1] as u128);
+                        ups = ups.saturating_mul(c.up(t) as u128);
+                        links = links.saturating_add((n / e.max(1)).saturating_mul(ups));
+                    }
+                    if links > 1 << 56 {
+                        return Err(format!("{} has more than 2^56 links", self.label()));
+                    }
+                    n
                 } else {
                     c.k as u128
                 }
@@ -211,6 +223,12 @@ impl Topology {
             Topology::Dragonfly(d) => {
                 if d.p == 0 || d.a == 0 || d.h == 0 || d.g == 0 {
                     return Err(format!("dragonfly p, a, h and g must be at least 1, got p={} a={} h={} g={}", d.p, d.a, d.h, d.g));
+                }
+                // The closed forms loop over router pairs and global ports (a^3 h steps): keep
+                // routers at or below 256 ports, the largest switch ASICs sold today.
+                let radix = d.p as u128 + d.a as u128 + d.h as u128 - 1;
+                if radix > 256 {
+                    return Err(format!("dragonfly router radix p+a-1+h = {radix} exceeds 256"));
                 }
                 let max = d.a as u128 * d.h as u128 + 1;
                 if d.g as u128 > max {
@@ -267,10 +285,11 @@ fn parse_oversub(k: u64, text: &str) -> Result<Vec<u64>, String> {
         .map(|r| {
             let (d, u) = r.split_once(':').ok_or_else(|| format!("oversubscription '{r}' must be down:up, such as 3:1"))?;
             let (d, u) = (parse_count("down", d)?, parse_count("up", u)?);
-            if (k * d) % (d + u) != 0 {
+            let (kk, dd, uu) = (k as u128, d as u128, u as u128);
+            if (kk * dd) % (dd + uu) != 0 {
                 return Err(format!("ratio {d}:{u} does not split k={k} ports into whole numbers"));
             }
-            Ok(k * d / (d + u))
+            Ok((kk * dd / (dd + uu)) as u64)
         })
         .collect()
 }
@@ -301,7 +320,11 @@ pub fn parse(text: &str) -> Result<Topology, String> {
         }
         "clos" => {
             let k = need("k", take("k"))?;
-            let tiers = need("tiers", take("tiers"))? as u32;
+            let tiers = need("tiers", take("tiers"))?;
+            if tiers > 6 {
+                return Err(format!("tiers must be 1 to 6, got {tiers}"));
+            }
+            let tiers = tiers as u32;
             if k % 2 == 1 {
                 return Err(format!("a Clos needs an even radix k, got k={k}"));
             }
@@ -345,6 +368,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn huge_but_valid_topologies_have_finite_closed_forms() {
+        for spec in ["torus:k=33554432,n=2", "mesh:k=1125899906842624,n=1", "rail:k=1099511627776,gpus=2,units=1", "clos:k=1048576,tiers=3,pods=2"] {
+            let t = parse(spec).unwrap();
+            let m = crate::closed::metrics(&t);
+            assert!(m.avg_hops.is_finite() && m.avg_hops > 0.0, "{spec}");
+        }
+    }
+
+    #[test]
     fn good_specs_parse() {
         assert_eq!(parse("fat-tree:k=48").unwrap(), Topology::Clos(Clos::fat_tree(48)));
         let Topology::Clos(c) = parse("clos:k=64,tiers=3,oversub=1:1/7:1").unwrap() else { panic!() };
@@ -354,6 +386,22 @@ mod tests {
         assert_eq!(d.g, 33);
         assert!(parse("torus:k=16,n=3").is_ok());
         assert!(parse("rail:k=64,gpus=8,units=8").is_ok());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_never_panics(family in "(fat-tree|clos|rail|dragonfly|torus|mesh)",
+                                keys in proptest::collection::vec(("(k|tiers|pods|oversub|gpus|units|p|a|h|g|n|cube)", "-?[0-9]{1,22}(:[0-9]{1,3})?"), 0..6)) {
+            let body: Vec<String> = keys.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let text = format!("{family}:{}", body.join(","));
+            match parse(&text) {
+                Ok(t) => {
+                    proptest::prop_assert!(t.validate().is_ok());
+                    let _ = crate::closed::metrics(&t);
+                }
+                Err(e) => proptest::prop_assert!(!e.is_empty() && !e.contains('\n')),
+            }
+        }
     }
 
     #[test]
@@ -373,6 +421,9 @@ mod tests {
             "rail:k=64,gpus=8,units=16",
             "hypercube:k=2",
             "torus:k=1000,n=12",
+            "clos:k=1099511627776,tiers=6,oversub=1:1099511627775/1:1099511627775/1:1099511627775/1:1099511627775/1:1099511627775,pods=2",
+            "dragonfly:p=1,a=100000,h=1",
+            "clos:k=64,tiers=4294967298",
         ] {
             let err = parse(bad).unwrap_err();
             assert!(!err.contains('\n') && !err.is_empty(), "{bad}: {err}");

@@ -174,3 +174,32 @@ fn representative_sources_give_the_exact_averages_on_larger_graphs() {
         assert_eq!(differences(&closed, &m.metrics), Vec::<&str>::new(), "{t}");
     }
 }
+
+fn topology_strategy() -> impl proptest::strategy::Strategy<Value = Topology> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (2u64..=8, 2u32..=3, proptest::collection::vec(1u64..16, 2), 1u64..=8).prop_map(|(half, tiers, downs, pods)| {
+            let k = 2 * half;
+            let down: Vec<u64> = downs.iter().take(tiers as usize - 1).map(|d| 1 + d % (k - 1)).collect();
+            Topology::Clos(Clos { k, tiers, down, pods: 2 * pods })
+        }),
+        (1u64..=6, 1u64..=10, 1u64..=6, 0u64..1000).prop_map(|(p, a, h, g)| Topology::Dragonfly(Dragonfly { p, a, h, g: 1 + g % (a * h + 1) })),
+        (2u64..=12, 1u32..=3, any::<bool>(), 1u64..=5).prop_map(|(k, n, wrap, cube)| Topology::Torus(Torus { k, n, wrap, cube })),
+        (2u64..=16, 1u64..=8, 1u64..=8).prop_map(|(half, gpus, units)| Topology::Rail(Rail { k: 2 * half, gpus, units })),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Random shapes, measured from representative endpoints (exact by symmetry) and, for the
+    /// bisection, by max-flow: every metric equals its closed form.
+    #[test]
+    fn random_shapes_agree_with_their_closed_forms(t in topology_strategy()) {
+        proptest::prop_assume!(t.validate().is_ok());
+        let closed = metrics(&t);
+        proptest::prop_assume!(closed.endpoints <= 4000);
+        let sources = if matches!(&t, Topology::Torus(x) if !x.wrap) { Sources::All } else { Sources::Representatives };
+        let m = measure(&t, sources, true);
+        proptest::prop_assert_eq!(differences(&closed, &m.metrics), Vec::<&str>::new(), "{}", t);
+    }
+}
