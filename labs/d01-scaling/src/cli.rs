@@ -196,8 +196,10 @@ fn fmt_p(x: f64) -> String {
     }
 }
 
+/// A percentage with one decimal, or two significant digits below 1% so small ones never read 0.0%.
 fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
+    let v = x * 100.0;
+    if v != 0.0 && v.abs() < 1.0 { format!("{}%", fmt_sig(v, 2)) } else { format!("{v:.1}%") }
 }
 
 fn machine_text(m: &Machine) -> String {
@@ -220,8 +222,22 @@ pub fn scale_boundaries(w: &Workload, threshold: f64) -> Vec<Boundary> {
     let ring_wall = w.ring_efficiency_wall(threshold);
     let p_star = w.ring_time_optimal_p();
     let best = w.sweep(Allreduce::Ring, (p_star.ceil() as u64).max(2), 0.0).0;
-    // Ring bandwidth term 2(p-1)/p n beta exceeds the divided compute w/p when p > w / (2 n beta) + 1.
-    let comm_over_compute = (w.parallel / (2.0 * w.bytes * m.beta) + 1.0).floor().max(1.0) as u64;
+    // The whole ring allreduce (latency + bandwidth + reduction) first outlasts the divided compute:
+    // 2 alpha p(p-1) + (p-1)(2n beta + n gamma) > w, the larger root of a quadratic, settled on integers.
+    let comm_over_compute = {
+        let c = 2.0 * w.bytes * m.beta + w.bytes * m.gamma;
+        let (qa, qb, qc) = (2.0 * m.alpha, c - 2.0 * m.alpha, -(w.parallel + c));
+        let r = if qa == 0.0 { -qc / qb } else { (-qb + (qb * qb - 4.0 * qa * qc).sqrt()) / (2.0 * qa) };
+        let outlasts = |p: u64| w.step(Allreduce::Ring, p).comm.total() > w.parallel / p as f64;
+        let mut p = (r.floor().max(1.0)) as u64;
+        while p > 1 && outlasts(p - 1) {
+            p -= 1;
+        }
+        while !outlasts(p) {
+            p += 1;
+        }
+        p
+    };
     // Ring latency 2(p-1) alpha exceeds its bandwidth term 2(p-1)/p n beta when p > n beta / alpha.
     let latency_over_bw = (w.bytes * m.beta / m.alpha).floor() as u64 + 1;
     let rab_star = w.log_time_optimal_p(Allreduce::Rabenseifner);
@@ -233,9 +249,9 @@ pub fn scale_boundaries(w: &Workload, threshold: f64) -> Vec<Boundary> {
             format!("p = {}", fmt_count(comm_over_compute)),
             "the gradient allreduce outlasts the compute it serves",
             format!(
-                "w/p = {} vs ring bandwidth term {}",
-                fmt_sig(w.parallel / comm_over_compute as f64 * 1e3, 5) + " ms",
-                fmt_sig(Allreduce::Ring.cost(m, w.bytes, comm_over_compute).bandwidth * 1e3, 5) + " ms"
+                "compute w/p = {} < ring allreduce {} (latency + bandwidth + reduction)",
+                fmt_time(w.parallel / comm_over_compute as f64),
+                fmt_time(w.step(Allreduce::Ring, comm_over_compute).comm.total())
             ),
         ),
         Boundary::new(
@@ -327,7 +343,8 @@ fn wall(a: &WallArgs) -> Result<Transcript> {
     t.table("", table);
 
     t.heading(format!("The walls, per allreduce algorithm (efficiency threshold {})", pct(a.threshold)));
-    let mut walls = Table::new(["algorithm", "p* (closed form)", "best p (sweep)", "T at best p", "speedup", "efficiency wall"]);
+    let sweep_label = format!("best p (sweep to {})", fmt_count(a.max_ranks));
+    let mut walls = Table::new(["algorithm", "p* (closed form)", sweep_label.as_str(), "T at best p", "speedup", "efficiency wall"]);
     let mut walls_json = serde_json::Map::new();
     for algo in Allreduce::ALL {
         let (best, wall_p) = w.sweep(algo, a.max_ranks, a.threshold);
@@ -366,16 +383,20 @@ fn wall(a: &WallArgs) -> Result<Transcript> {
         fmt_p(bandwidth_ceiling(&w))
     ));
 
-    for (i, p) in [8u64, 512, 4096, 100_000].iter().enumerate() {
-        if *p <= a.max_ranks {
-            let s = w.step(Allreduce::Ring, *p);
+    for p in [8u64, 512, 1024, 2048, 4096, 100_000] {
+        if p <= a.max_ranks {
+            let s = w.step(Allreduce::Ring, p);
             t.quote(format!("ring.at{p}.time"), fmt_time(s.total()));
-            t.quote(format!("ring.at{p}.efficiency"), pct(w.efficiency(Allreduce::Ring, *p)));
+            t.quote(format!("ring.at{p}.efficiency"), pct(w.efficiency(Allreduce::Ring, p)));
             t.quote(format!("ring.at{p}.dominant"), s.dominant());
             t.quote(format!("ring.at{p}.latency"), fmt_time(s.comm.latency));
-            let _ = i;
+            t.quote(format!("ring.at{p}.bandwidth"), fmt_time(s.comm.bandwidth));
+            t.quote(format!("ring.at{p}.compute"), fmt_time(s.compute));
+            t.quote(format!("ring.at{p}.comm"), fmt_time(s.comm.total()));
         }
     }
+    let floor = w.serial + 2.0 * w.bytes * w.machine.beta + w.bytes * w.machine.gamma;
+    t.quote("floor", fmt_time(floor));
     t.quote("bandwidth_ceiling", fmt_p(bandwidth_ceiling(&w)));
     t.quote("amdahl.f", fmt_sig(w.parallel_fraction(), 6));
     t.quote("amdahl.limit", fmt_sig(laws::amdahl_limit(w.parallel_fraction()), 4));
@@ -525,6 +546,7 @@ fn collectives(a: &CollectivesArgs) -> Result<Transcript> {
         cross.push([fmt_count(p), show(rr), show(br), show(ring_wins)]);
         t.quote(format!("cross.ring_rd.p{p}"), show(rr));
         t.quote(format!("cross.rab_rd.p{p}"), show(br));
+        t.quote(format!("cross.ring_rab.p{p}"), show(ring_wins));
         data.insert(format!("p{p}"), json!({"ring_vs_rd": rr, "rabenseifner_vs_rd": br}));
     }
     t.table("", cross);

@@ -57,6 +57,7 @@ impl Allreduce {
         }
     }
 
+    // ANCHOR: allreduce_cost
     /// The cost of an allreduce of an `n`-byte buffer on `p` ranks.
     pub fn cost(&self, m: &Machine, n: f64, p: u64) -> Cost {
         assert!(p >= 1, "a collective needs at least one rank");
@@ -93,13 +94,16 @@ impl Allreduce {
             }
         }
     }
+    // ANCHOR_END: allreduce_cost
 }
 
+// ANCHOR: lower_bound
 /// The allreduce bandwidth lower bound: every rank must send and receive at least 2(p-1)/p * n
 /// bytes (Patarasuk and Yuan, JPDC 2009), so T >= 2(p-1)/p * n / B.
 pub fn allreduce_lower_bound(m: &Machine, n: f64, p: u64) -> f64 {
     2.0 * rest(p) * n * m.beta
 }
+// ANCHOR_END: lower_bound
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -212,6 +216,7 @@ impl Broadcast {
     }
 }
 
+// ANCHOR: crossover
 /// The message size at which two affine cost curves cross: `Some(n)` with n > 0 where
 /// `a(n) = b(n)`, `None` if one is never slower than the other for n > 0.
 pub fn crossover(a: impl Fn(f64) -> f64, b: impl Fn(f64) -> f64) -> Option<f64> {
@@ -224,6 +229,7 @@ pub fn crossover(a: impl Fn(f64) -> f64, b: impl Fn(f64) -> f64) -> Option<f64> 
     let n = -d0 / d1;
     (n > 0.0 && n.is_finite()).then_some(n)
 }
+// ANCHOR_END: crossover
 
 #[cfg(test)]
 mod tests {

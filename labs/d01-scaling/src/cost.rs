@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+// ANCHOR: machine
 /// A machine in the alpha-beta-gamma model. All collectives in [`crate::collectives`] take one.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Machine {
@@ -39,7 +40,9 @@ impl Machine {
         self.alpha / self.beta
     }
 }
+// ANCHOR_END: machine
 
+// ANCHOR: cost
 /// A time split into the model's three terms, so a lab can say which one dominates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Cost {
@@ -72,7 +75,9 @@ impl Cost {
         Cost { latency: messages * m.alpha, bandwidth: wire_bytes * m.beta, compute: reduced_bytes * m.gamma }
     }
 }
+// ANCHOR_END: cost
 
+// ANCHOR: logp
 /// LogP (Culler et al., 1993): latency L, overhead o, gap g, processors P.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct LogP {
@@ -122,6 +127,7 @@ impl LogGP {
         Machine { alpha: self.logp.l + 2.0 * self.logp.o - self.big_g, beta: self.big_g, gamma }
     }
 }
+// ANCHOR_END: logp
 
 #[cfg(test)]
 mod tests {

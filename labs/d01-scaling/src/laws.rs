@@ -1,5 +1,6 @@
 //! The scaling laws: what fraction of the work can use more ranks, and what that buys.
 
+// ANCHOR: amdahl
 /// Amdahl's speedup on `p` ranks when a fraction `f` of the one-rank time parallelises perfectly:
 /// S(p) = 1 / ((1 - f) + f / p). Strong scaling: the problem size is fixed.
 pub fn amdahl_speedup(f: f64, p: f64) -> f64 {
@@ -10,25 +11,31 @@ pub fn amdahl_speedup(f: f64, p: f64) -> f64 {
 pub fn amdahl_limit(f: f64) -> f64 {
     1.0 / (1.0 - f)
 }
+// ANCHOR_END: amdahl
 
+// ANCHOR: gustafson
 /// Gustafson's scaled speedup when a fraction `s` of the *parallel run's* time is serial:
 /// S(p) = s + (1 - s) p = p + (1 - p) s. Weak scaling: the problem grows with p.
 pub fn gustafson_speedup(s: f64, p: f64) -> f64 {
     s + (1.0 - s) * p
 }
+// ANCHOR_END: gustafson
 
+// ANCHOR: karp_flatt
 /// Karp-Flatt's experimentally determined serial fraction from a measured speedup `psi` on
 /// `p > 1` ranks: e = (1/psi - 1/p) / (1 - 1/p). Constant e means Amdahl explains the loss;
 /// e growing with p means overhead (communication, imbalance) that grows with p.
 pub fn karp_flatt(psi: f64, p: f64) -> f64 {
     (1.0 / psi - 1.0 / p) / (1.0 - 1.0 / p)
 }
+// ANCHOR_END: karp_flatt
 
 /// Parallel efficiency E = S / p.
 pub fn efficiency(speedup: f64, p: f64) -> f64 {
     speedup / p
 }
 
+// ANCHOR: isoefficiency
 /// Isoefficiency's constant: to hold efficiency E, the work W must grow as K * T_o(W, p) where
 /// T_o = p T_p - W is the total overhead and K = E / (1 - E) (Grama, Gupta and Kumar).
 pub fn isoefficiency_k(e: f64) -> f64 {
@@ -39,6 +46,7 @@ pub fn isoefficiency_k(e: f64) -> f64 {
 pub fn efficiency_from_overhead(work: f64, overhead: f64) -> f64 {
     1.0 / (1.0 + overhead / work)
 }
+// ANCHOR_END: isoefficiency
 
 #[cfg(test)]
 mod tests {

@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::collectives::Allreduce;
 use crate::cost::{Cost, Machine};
 
+// ANCHOR: workload
 /// One training step's work and the machine it talks over.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Workload {
@@ -31,6 +32,7 @@ pub struct Workload {
     pub bytes: f64,
     pub machine: Machine,
 }
+// ANCHOR_END: workload
 
 /// T(p) split into its terms.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -59,6 +61,7 @@ impl Step {
     }
 }
 
+// ANCHOR: workload_impl
 impl Workload {
     pub fn step(&self, algo: Allreduce, p: u64) -> Step {
         Step {
@@ -85,7 +88,9 @@ impl Workload {
     pub fn parallel_fraction(&self) -> f64 {
         self.parallel / (self.serial + self.parallel)
     }
+// ANCHOR_END: workload_impl
 
+    // ANCHOR: ring_time_optimal
     /// Ring only: the real p* minimising T(p). With
     /// T(p) = s + w/p + 2(p-1)a + 2(p-1)/p nb + (p-1)/p ng, dT/dp = -(w - 2nb - ng)/p^2 + 2a,
     /// so p* = sqrt((w - 2nb - ng) / 2a). When the numerator is not positive the bandwidth cost of
@@ -98,7 +103,9 @@ impl Workload {
         }
         (num / (2.0 * m.alpha)).sqrt().max(1.0)
     }
+    // ANCHOR_END: ring_time_optimal
 
+    // ANCHOR: ring_efficiency_wall
     /// Ring only: the first integer p at which efficiency drops below `threshold`.
     /// E(p) < e  <=>  p T(p) > T(1)/e, and p T(p) = 2a p^2 + (s - 2a + 2nb + ng) p + (w - 2nb - ng)
     /// is increasing for p >= 1, so the wall is floor(r) + 1 for the larger root r of
@@ -121,7 +128,9 @@ impl Workload {
         }
         p
     }
+    // ANCHOR_END: ring_efficiency_wall
 
+    // ANCHOR: log_time_optimal
     /// Rabenseifner (and the other logarithmic-latency algorithms on powers of two): the
     /// continuous optimum. T(x) over x = lg p is w 2^-x + c x + const, convex, so the best power of
     /// two is the floor or ceiling of lg p*. Rabenseifner: p* = (w - 2nb - ng) ln 2 / (2a);
@@ -137,7 +146,9 @@ impl Workload {
         };
         if num <= 0.0 { 1.0 } else { (num * std::f64::consts::LN_2 / per_lg).max(1.0) }
     }
+    // ANCHOR_END: log_time_optimal
 
+    // ANCHOR: sweep
     /// Numeric sweep over every integer p in 1..=max_p: (p with the least time, the efficiency
     /// wall if it lies within the sweep). The wall is one past the *last* p whose efficiency is at
     /// least `threshold`: for the ring efficiency falls monotonically, so that is also the first p
@@ -158,6 +169,7 @@ impl Workload {
         }
         (best.0, (last_above < max_p).then_some(last_above + 1))
     }
+    // ANCHOR_END: sweep
 
     /// The best power of two up to `max_p` (what the logarithmic algorithms run best on).
     pub fn best_power_of_two(&self, algo: Allreduce, max_p: u64) -> u64 {
@@ -221,6 +233,24 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Karp-Flatt applied to the ring model gives e(p) = (s + 2n beta + n gamma + 2 alpha p) / T(1)
+        /// exactly: the bandwidth floor looks like serial work, and only latency makes e rise.
+        #[test]
+        fn karp_flatt_of_the_ring_model_is_exact(
+            serial in 0.0f64..1.0,
+            parallel in 0.1f64..1000.0,
+            bytes in 1e3f64..1e10,
+            alpha in 1e-7f64..1e-4,
+            p in 2u64..50_000,
+        ) {
+            let w = Workload { serial, parallel, bytes, machine: Machine::new(alpha, 50e9, 1e12) };
+            let m = &w.machine;
+            let e = crate::laws::karp_flatt(w.speedup(Allreduce::Ring, p), p as f64);
+            let t1 = serial + parallel;
+            let expected = (serial + 2.0 * bytes * m.beta + bytes * m.gamma + 2.0 * alpha * p as f64) / t1;
+            prop_assert!((e - expected).abs() <= 1e-9 * expected.max(1e-12), "{} vs {}", e, expected);
+        }
 
         /// The closed-form ring optimum and efficiency wall equal a brute-force sweep.
         #[test]
