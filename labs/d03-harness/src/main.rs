@@ -1,0 +1,210 @@
+//! `d03-rank`: the program `mpirun` starts for D03. Every rank runs nccl-tests' method
+//! (d03_collectives::method) over one backend:
+//!
+//! * `--backend mpi`: real MPI collectives on CPU buffers (src/mpi_backend.rs);
+//! * `--backend nccl`: NCCL on GPUs through cudarc, loaded at run time (src/nccl_backend.rs):
+//!   one process per GPU with the unique id broadcast over MPI, or `-g N` GPUs in one process.
+//!
+//! Rank 0 prints nccl-tests' text (or, with `--json`, one JSON document). Exit status: 0 on
+//! success, 1 if any element was wrong, 2 on bad input or a missing GPU/NCCL (one line on stderr).
+
+mod mpi_backend;
+mod nccl_backend;
+mod overhead;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+use d03_collectives::args::BenchArgs;
+use d03_collectives::coll::Collective;
+use d03_collectives::format;
+use d03_collectives::method::{self, Outcome, Plan};
+use mpi::traits::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BackendKind {
+    Mpi,
+    Nccl,
+}
+
+/// nccl-tests' flags over MPI or NCCL; see `cargo lab d03 bench --help`.
+#[derive(Parser, Debug)]
+#[command(name = "d03-rank")]
+struct Cli {
+    /// all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or sendrecv.
+    #[arg(long, default_value = "all_reduce")]
+    collective: String,
+    #[arg(long, value_enum, default_value = "mpi")]
+    backend: BackendKind,
+    /// Print one JSON document on rank 0 instead of nccl-tests' text.
+    #[arg(long)]
+    json: bool,
+    /// Folder holding libnccl.so.2 [env: D03_NCCL_LIB].
+    #[arg(long)]
+    nccl_lib: Option<PathBuf>,
+    /// GPUs per process (nccl-tests -g).
+    #[arg(short = 'g', long = "ngpus", default_value_t = 1)]
+    gpus: usize,
+    /// Measure the harness's own overhead and compare with a bare MPI_Allreduce loop and D02.
+    #[arg(long)]
+    overhead: bool,
+    /// Alternating repetitions per method in --overhead.
+    #[arg(long, default_value_t = 7)]
+    reps: usize,
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+/// A one-line error and its exit code.
+struct Exit(u8, String);
+
+impl From<anyhow::Error> for Exit {
+    fn from(e: anyhow::Error) -> Self {
+        Exit(2, format!("{e:#}").replace('\n', " "))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            eprintln!("{}", msg.lines().next().unwrap_or("bad arguments"));
+            return ExitCode::from(2);
+        }
+    };
+    let Some(universe) = mpi::initialize() else {
+        eprintln!("error: MPI could not be initialised");
+        return ExitCode::from(2);
+    };
+    let world = universe.world();
+    let rank = world.rank();
+    match run(&cli, &world) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Exit(code, msg)) => {
+            if rank == 0 {
+                eprintln!("error: {msg}");
+            }
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run(cli: &Cli, world: &mpi::topology::SimpleCommunicator) -> Result<(), Exit> {
+    let coll = Collective::parse(&cli.collective)?;
+    if cli.overhead {
+        let v = overhead::measure(world, &cli.bench, cli.reps)?;
+        if world.rank() == 0 {
+            println!("{v}");
+        }
+        return Ok(());
+    }
+    let outcome = match cli.backend {
+        BackendKind::Mpi => {
+            let mut plan = cli.bench.plan(coll, world.size() as usize)?;
+            if cli.bench.datatype == "all" {
+                // `-d all` means every type this backend has; MPI has no half or bfloat16.
+                plan.dtypes.retain(|d| !matches!(d, d03_collectives::coll::DType::Half | d03_collectives::coll::DType::Bfloat16));
+            }
+            mpi_backend::check_types(&plan)?;
+            let mut b = mpi_backend::MpiBackend::new(world)?;
+            let library = b.library.split(',').next().unwrap_or("").to_string();
+            let preamble = preamble(&plan, &cli.bench, world, "mpi", &library);
+            run_plan(cli, &plan, &mut b, preamble, world.rank() == 0)?
+        }
+        BackendKind::Nccl => {
+            if let Err(why) = d03_collectives::gpu::probe(cli.nccl_lib.as_deref()) {
+                return Err(Exit(2, format!("nccl backend unavailable: {why}")));
+            }
+            let nranks = world.size() as usize * cli.gpus;
+            let plan = cli.bench.plan(coll, nranks)?;
+            let preamble = preamble(&plan, &cli.bench, world, "nccl", "NCCL (cudarc, dynamically loaded)");
+            nccl_backend::run(world, cli.gpus, &plan, |b, is_printer| run_plan(cli, &plan, b, preamble.clone(), is_printer))?
+        }
+    };
+    let wrong = format::total_wrong(&outcome.rows);
+    if wrong > 0 {
+        return Err(Exit(1, format!("Out of bounds values : {wrong} FAILED")));
+    }
+    Ok(())
+}
+
+/// Run the method and print from the printing rank: nccl-tests' text, or JSON.
+pub(crate) fn run_plan(cli: &Cli, plan: &Plan, b: &mut dyn method::Backend, preamble: String, is_printer: bool) -> Result<Outcome, Exit> {
+    let program = format!("{}_perf", plan.coll.name());
+    let text_mode = !cli.json && is_printer;
+    if text_mode {
+        print!("{preamble}{}", format::header());
+    }
+    let outcome = method::run(b, plan, &mut |row| {
+        if text_mode {
+            print!("{row}");
+        } else if is_printer {
+            eprint!("{row}");
+        }
+    })?;
+    if is_printer {
+        if cli.json {
+            let v = serde_json::json!({
+                "program": program,
+                "preamble": preamble,
+                "nranks": outcome.nranks,
+                "rows": outcome.rows,
+                "avg_busbw": format::avg_busbw(&outcome.rows),
+                "wrong": format::total_wrong(&outcome.rows),
+            });
+            println!("{v}");
+        } else {
+            print!("{}", format::footer(&outcome.rows, &program));
+        }
+    }
+    Ok(outcome)
+}
+
+/// nccl-tests' preamble: version, test, parameters, one line per rank.
+fn preamble(plan: &Plan, bench: &BenchArgs, world: &mpi::topology::SimpleCommunicator, backend: &str, library: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
+    let cpu = d03_lab_host_cpu();
+    let line = format!(
+        "#  Rank {:2} Group {:2} Pid {:6} on {:>10} device {:>2} [{}] {}\n",
+        world.rank(), 0, std::process::id(), host, "-", "cpu", cpu
+    );
+    let mut buf = [0u8; 256];
+    let n = line.len().min(255);
+    buf[..n].copy_from_slice(&line.as_bytes()[..n]);
+    let root = world.process_at_rank(0);
+    let mut all = vec![0u8; 256 * world.size() as usize];
+    if world.rank() == 0 {
+        root.gather_into_root(&buf[..], &mut all[..]);
+    } else {
+        root.gather_into(&buf[..]);
+    }
+    let (min, max) = (plan.sizes[0], bench.max_bytes_value().unwrap_or(plan.max_bytes()));
+    let (step, kind) = bench.step();
+    let mut s = format!("# d03-harness (the nccl-tests 2.19 method) backend {backend}: {library}\n");
+    s.push_str(&format!("# Collective test starting: {}_perf\n", plan.coll.name()));
+    s.push_str(&format!(
+        "# nThread 1 nGpus 1 minBytes {min} maxBytes {max} step: {step}({kind}) warmup iters: {} iters: {} agg iters: 1 validation: {} graph: 0 unalign: 0\n",
+        plan.warmup, plan.iters, plan.check
+    ));
+    s.push_str("#\n# Using devices\n");
+    for chunk in all.chunks(256) {
+        let end = chunk.iter().position(|&c| c == 0).unwrap_or(chunk.len());
+        s.push_str(&String::from_utf8_lossy(&chunk[..end]));
+    }
+    s.push_str("#\n");
+    s
+}
+
+fn d03_lab_host_cpu() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|m| m.trim().to_string()))
+        .unwrap_or_else(|| "CPU".into())
+}
