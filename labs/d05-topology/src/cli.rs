@@ -405,6 +405,8 @@ fn drawings() -> Transcript {
         let topo = parse(spec).expect("drawing specs are valid");
         let m = metrics(&topo);
         table.push([name.to_string(), topo.label(), fmt_count(m.endpoints), fmt_count(m.switches), fmt_count(m.links)]);
+        t.quote(format!("{name}.endpoints"), fmt_count(m.endpoints));
+        t.quote(format!("{name}.switches"), fmt_count(m.switches));
         t.plot(name, crate::draw::draw(&topo, title));
     }
     t.table("", table);
