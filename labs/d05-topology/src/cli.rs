@@ -354,6 +354,32 @@ fn collectives() -> Transcript {
     t.plot("allreduce", ar.to_svg());
     t.plot("alltoall", a2a.to_svg());
 
+    t.heading("Ring order on a dragonfly (routed on the explicit graph)");
+    {
+        let topo = Topology::Dragonfly(Dragonfly::max_groups(4, 8, 4));
+        let g = crate::build::build(&topo);
+        let n = metrics(&topo).endpoints;
+        let index_order: Vec<u32> = (0..n as u32).collect();
+        let mut rt = Table::new(["ring order", "hops per step", "steps sharing a link", "allreduce 1 GiB"]);
+        for (key, name, order) in [
+            ("index", "endpoint index order", index_order),
+            ("aware", "enter and leave each group at its global-link routers", crate::build::ring_order(&topo)),
+        ] {
+            let ring = crate::measure::ring_mapping_of_order(&topo, &g, &order);
+            let m = d01_scaling::cost::Machine::new(
+                net.alpha + ring.max_hops as f64 * net.per_hop,
+                net.link / ring.shared as f64,
+                net.reduce,
+            );
+            let time = d01_scaling::collectives::Allreduce::Ring.cost(&m, ALLREDUCE_BYTES, n).total();
+            rt.push([name.to_string(), ring.max_hops.to_string(), ring.shared.to_string(), fmt_time(time)]);
+            t.quote(format!("ring_{key}.hops"), ring.max_hops.to_string());
+            t.quote(format!("ring_{key}.shared"), ring.shared.to_string());
+            t.quote(format!("ring_{key}.time"), fmt_time(time));
+        }
+        t.table(format!("{} ({} endpoints)", topo.label(), fmt_count(n)), rt);
+    }
+
     t.heading("Dragonfly: minimal vs Valiant routing (bandwidth-limited time, 1 GiB per endpoint)");
     t.text(
         "shift: every endpoint of group i sends to group i+1 (the adversarial pattern for minimal routing).\n\

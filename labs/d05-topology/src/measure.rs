@@ -127,7 +127,11 @@ pub struct RingMapping {
 }
 
 pub fn ring_mapping_explicit(t: &Topology, g: &Graph) -> RingMapping {
-    let order = ring_order(t);
+    ring_mapping_of_order(t, g, &ring_order(t))
+}
+
+/// The same for any order of the endpoints.
+pub fn ring_mapping_of_order(t: &Topology, g: &Graph, order: &[u32]) -> RingMapping {
     let budget = global_budget(t);
     let mut load = std::collections::BTreeMap::<(u32, u32), u64>::new();
     let mut max_hops = 0;
