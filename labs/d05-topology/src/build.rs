@@ -178,8 +178,9 @@ fn torus(t: &Torus) -> Graph {
 }
 
 /// The two halves the closed-form bisection refers to, as a side per endpoint (true = A).
-/// Clos, rail and torus: the first half of the endpoints in index order (half the pods, half
-/// the units or servers, the slab x_{n-1} < k/2). Dragonfly: groups 1..=(g-1)/2 with the first
+/// Clos and torus: the first half of the endpoints in index order (half the pods, the slab
+/// x_{n-1} < k/2). Rail: the first floor(S/2) of the S servers, which is exactly half when S
+/// is even. Dragonfly: groups 1..=(g-1)/2 with the first
 /// floor(a/2) routers of group 0 when g is odd, so group 0's global ports mostly stay on their side;
 /// groups 0..g/2 when g is even.
 pub fn bisection_sides(t: &Topology) -> Vec<bool> {
@@ -200,6 +201,11 @@ pub fn bisection_sides(t: &Topology) -> Vec<bool> {
                     }
                 })
                 .collect()
+        }
+        // Servers stay whole (NVLink is never cut): the first floor(S/2) servers.
+        Topology::Rail(r) => {
+            let servers = r.units * r.servers_per_unit();
+            (0..n).map(|e| (e as u64 / r.gpus) < servers / 2).collect()
         }
         _ => (0..n).map(|e| e < n / 2).collect(),
     }

@@ -145,7 +145,9 @@ fn rail(r: &Rail) -> Metrics {
         diameter: 4,
         avg_hops: total / (n - 1) as f64,
         path_diversity: diversity,
-        bisection: Some(n / 2),
+        // The fabric is non-blocking, so the cut is the smaller side's injection links; with an
+        // odd number of servers the halves differ by one server.
+        bisection: Some(gpus * (units * d / 2)),
     }
 }
 

@@ -57,7 +57,7 @@ fn clos_closed_forms_match_explicit_graphs() {
 #[test]
 fn rail_closed_forms_match_explicit_graphs() {
     let mut tried = 0;
-    for k in [4u64, 8, 16, 32] {
+    for k in [4u64, 6, 8, 10, 16, 30, 32] {
         for gpus in 1..=8 {
             for units in 1..=8 {
                 let r = Topology::Rail(Rail { k, gpus, units });
