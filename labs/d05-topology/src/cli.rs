@@ -25,7 +25,10 @@ pub enum Command {
     /// Closed forms against explicit graphs (BFS, max-flow, routed rings) at moderate sizes.
     Check,
     /// Cost, power and bisection per endpoint from 8 to 1,000,000+ endpoints.
-    Sweep,
+    Sweep {
+        #[command(flatten)]
+        prices: Prices,
+    },
     /// Ring allreduce and all-to-all on each family vs N; dragonfly minimal vs Valiant routing.
     Collectives,
     /// D05's "what breaks first" table.
@@ -49,11 +52,51 @@ pub enum Command {
     },
 }
 
+fn non_negative(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("'{s}' must be a finite number >= 0"));
+    }
+    Ok(v)
+}
+
+/// The cost and power parameters; every default is an assumption (see `d05/families`).
+#[derive(clap::Args, Debug)]
+pub struct Prices {
+    /// USD per switch or router port.
+    #[arg(long, default_value = "700", value_parser = non_negative)]
+    pub port_usd: f64,
+    /// USD per electrical cable.
+    #[arg(long, default_value = "150", value_parser = non_negative)]
+    pub electrical_usd: f64,
+    /// USD per optical link (two transceivers and the fibre).
+    #[arg(long, default_value = "1400", value_parser = non_negative)]
+    pub optical_usd: f64,
+    /// Watts per switch port.
+    #[arg(long, default_value = "12", value_parser = non_negative)]
+    pub port_watts: f64,
+    /// Watts per optical link (both transceivers).
+    #[arg(long, default_value = "24", value_parser = non_negative)]
+    pub optical_watts: f64,
+}
+
+impl Prices {
+    fn params(&self) -> CostParams {
+        CostParams {
+            port_usd: self.port_usd,
+            electrical_usd: self.electrical_usd,
+            optical_usd: self.optical_usd,
+            port_watts: self.port_watts,
+            optical_watts: self.optical_watts,
+        }
+    }
+}
+
 pub fn run(command: &Command) -> Result<Transcript> {
     match command {
         Command::Families => Ok(families()),
         Command::Check => check(),
-        Command::Sweep => Ok(sweep_transcript()),
+        Command::Sweep { prices } => Ok(sweep_transcript(&prices.params())),
         Command::Collectives => Ok(collectives()),
         Command::Boundaries => Ok(boundaries()),
         Command::Draw => Ok(drawings()),
@@ -133,8 +176,10 @@ fn reference_topologies() -> Vec<(&'static str, Topology)> {
 
 fn cost_table(c: &CostParams) -> Table {
     let mut t = Table::new(["parameter", "value", "unit", "source"]).with_align(vec![Align::Left, Align::Right, Align::Left, Align::Left]);
-    for (name, v, unit) in c.rows() {
-        t.push([name.to_string(), v, unit.to_string(), "ASSUMPTION (no cited price list)".into()]);
+    let defaults = CostParams::default().rows();
+    for ((name, v, unit), (_, default, _)) in c.rows().into_iter().zip(defaults) {
+        let source = if v == default { "ASSUMPTION (no cited price list)" } else { "given on the command line" };
+        t.push([name.to_string(), v, unit.to_string(), source.into()]);
     }
     t
 }
@@ -253,9 +298,11 @@ fn log_plot(title: &str, y: &str) -> LinePlot {
     LinePlot::new(title, "endpoints N", y).log_x()
 }
 
-fn sweep_transcript() -> Transcript {
-    let points = sweep::sweep(1 << 20);
+fn sweep_transcript(costs: &CostParams) -> Transcript {
+    let points = sweep::sweep_with(1 << 20, costs, &NetParams::default());
     let mut t = Transcript::analytic();
+    t.heading("Cost and power parameters");
+    t.table("", cost_table(costs));
     t.heading("Each family sized for N endpoints (closed forms)");
     t.text(
         "fat-tree: non-blocking folded Clos of radix-64 switches, fewest tiers, pods rounded up to a power of two.\n\

@@ -115,13 +115,16 @@ pub fn point(family: Family, n: u64, costs: &CostParams, net: &NetParams) -> Opt
     })
 }
 
-/// Every family at every size: the closed-form sweep.
+/// Every family at every size: the closed-form sweep, at the default prices.
 pub fn sweep(max: u64) -> Vec<Point> {
-    let (costs, net) = (CostParams::default(), NetParams::default());
+    sweep_with(max, &CostParams::default(), &NetParams::default())
+}
+
+pub fn sweep_with(max: u64, costs: &CostParams, net: &NetParams) -> Vec<Point> {
     let mut out = Vec::new();
     for n in sizes(max) {
         for f in Family::ALL {
-            if let Some(p) = point(f, n, &costs, &net) {
+            if let Some(p) = point(f, n, costs, net) {
                 out.push(p);
             }
         }

@@ -110,10 +110,22 @@ fn bad_topologies_are_rejected_before_running() {
 
 #[test]
 fn published_transcripts_are_deterministic() {
-    for args in [["d05", "families"], ["d05", "sweep"], ["d05", "boundaries"]] {
+    for args in [["d05", "families"], ["d05", "sweep"], ["d05", "boundaries"], ["d05", "draw"]] {
         let cli = Cli::try_parse_from(args).unwrap();
         let a = d05_topology::cli::run(&cli.command).unwrap();
         let b = d05_topology::cli::run(&cli.command).unwrap();
         assert_eq!(a.render_json(), b.render_json());
+    }
+}
+
+#[test]
+fn prices_change_the_sweep_and_bad_prices_are_rejected() {
+    let cheap_optics = Cli::try_parse_from(["d05", "sweep", "--optical-usd", "0"]).unwrap();
+    let text = d05_topology::cli::run(&cheap_optics.command).unwrap().render_text();
+    assert!(text.contains("given on the command line"));
+    let default = d05_topology::cli::run(&Cli::try_parse_from(["d05", "sweep"]).unwrap().command).unwrap().render_text();
+    assert_ne!(text, default);
+    for bad in ["-1", "abc", "inf"] {
+        assert!(Cli::try_parse_from(["d05", "sweep", "--port-usd", bad]).is_err(), "{bad}");
     }
 }
