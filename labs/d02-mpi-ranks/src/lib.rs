@@ -194,6 +194,28 @@ pub fn pingpong(world: &SimpleCommunicator, bytes: usize, it: Iterations) -> f64
 }
 // ANCHOR_END: pingpong
 
+/// Ranks 0 and 1 swap `bytes` with one MPI_Sendrecv each, the primitive of every ring step.
+/// Returns the time per exchange on rank 0; other ranks only join the barriers.
+pub fn exchange(world: &SimpleCommunicator, bytes: usize, it: Iterations) -> f64 {
+    let out = vec![0u8; bytes];
+    let mut inc = vec![0u8; bytes];
+    let rank = world.rank();
+    world.barrier();
+    let mut start = mpi::time();
+    for i in 0..it.warmup + it.timed {
+        if i == it.warmup {
+            start = mpi::time();
+        }
+        if rank < 2 {
+            let peer = world.process_at_rank(1 - rank);
+            mpi::point_to_point::send_receive_into(&out[..], &peer, &mut inc[..], &peer);
+        }
+    }
+    let per = (mpi::time() - start) / it.timed as f64;
+    world.barrier();
+    per
+}
+
 /// The MPI library's own version line (MPI_Get_library_version), e.g. "Open MPI v4.1.4, ...".
 pub fn library_version() -> String {
     mpi::environment::library_version()

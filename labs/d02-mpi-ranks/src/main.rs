@@ -57,6 +57,11 @@ fn keep_best(mut a: BenchReport, b: BenchReport) -> BenchReport {
             *x = y;
         }
     }
+    for (x, y) in a.exchange.iter_mut().zip(b.exchange) {
+        if y.one_way < x.one_way {
+            *x = y;
+        }
+    }
     for (x, y) in a.reduce.iter_mut().zip(b.reduce) {
         if y.seconds < x.seconds {
             *x = y;
@@ -143,7 +148,14 @@ fn bench(
     let p = world.size() as usize;
     let rank0 = world.rank() == 0;
     let largest = sizes.iter().copied().max().unwrap_or(0);
-    let mut report = BenchReport { p, mpi_library: library_version(), pingpong: Vec::new(), reduce: Vec::new(), timings: Vec::new() };
+    let mut report = BenchReport {
+        p,
+        mpi_library: library_version(),
+        pingpong: Vec::new(),
+        exchange: Vec::new(),
+        reduce: Vec::new(),
+        timings: Vec::new(),
+    };
     if with_pingpong && p >= 2 {
         // osu_latency's sizes: 0, then powers of two up to the largest allreduce size.
         let mut bytes = 0usize;
@@ -151,6 +163,8 @@ fn bench(
             let it = Iterations::osu_latency(bytes).capped(bytes, budget);
             let one_way = pingpong(world, bytes, it);
             report.pingpong.push(PingPong { bytes, iterations: it.timed, one_way });
+            let per = exchange(world, bytes, it);
+            report.exchange.push(PingPong { bytes, iterations: it.timed, one_way: per });
             bytes = if bytes == 0 { 1 } else { bytes * 2 };
         }
         if rank0 {

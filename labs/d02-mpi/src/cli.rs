@@ -94,10 +94,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_positive_bytes)]
     pub segment_size: u64,
     /// At most this many bytes timed per size and implementation (fewer iterations at large sizes).
-    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = parse_positive_bytes)]
+    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = parse_positive_bytes)]
     pub budget: u64,
     /// Repeat each launch's sweep this many times (interleaved) and keep each row's best round.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
     pub rounds: u64,
     /// Performance targets apply from this size up.
     #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_positive_bytes)]
@@ -312,10 +312,32 @@ fn run_job<R: serde::de::DeserializeOwned>(launch: &Launch, job: &Job) -> Result
     serde_json::from_str(line).with_context(|| "reading rank 0's report")
 }
 
+/// A launcher that starts N one-rank "singletons" (srun without a working PMI) reports p = 1.
+fn expect_ranks(got: usize, asked: u32) -> Result<()> {
+    if got != asked as usize {
+        return Err(Failure(format!(
+            "asked for {asked} ranks but MPI_COMM_WORLD has {got}: the launcher did not wire the ranks together (srun needs --mpi=pmix or pmi2 matching Open MPI's build)"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// One MCA parameter's current value from `ompi_info --parsable` (Open MPI only).
+pub fn ompi_param(framework: &str, component: &str, name: &str) -> Option<String> {
+    let ompi_info = lab_core::launch::which("ompi_info")?;
+    let out = std::process::Command::new(ompi_info)
+        .args(["--parsable", "--param", framework, component, "--level", "9"])
+        .output()
+        .ok()?;
+    let key = format!("mca:{framework}:{component}:param:{name}:value:");
+    String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix(&key).map(str::to_string))
 }
 
 fn short_mpi(library: &str) -> String {
@@ -331,6 +353,11 @@ fn provenance(launch: &LaunchArgs, mpi: &str, ranks: &str, tolerance: &str, inva
     facts.insert("ranks".into(), ranks.to_string());
     facts.insert("launcher".into(), launch.launcher_fact());
     facts.insert("load average at start".into(), load_average());
+    if let (Some(eager), Some(copy)) =
+        (ompi_param("btl", "vader", "btl_vader_eager_limit"), ompi_param("btl", "vader", "btl_vader_single_copy_mechanism"))
+    {
+        facts.insert("shared-memory protocol".into(), format!("eager up to {eager} B (btl_vader_eager_limit), then rendezvous with single copy by {copy}"));
+    }
     let transport = launch.transport_fact();
     let transport = transport.split(" (").next().unwrap_or("").to_string();
     Provenance {
@@ -357,7 +384,9 @@ fn correctness(a: &CorrectnessArgs) -> Result<Transcript> {
         eprintln!("d02 correctness: {p} ranks");
         let launch = a.launch.launch(p, Vec::new());
         let job = Job::Correctness { prime: a.prime as usize, seed: a.seed, exit_early: a.exit_early };
-        reports.push(run_job(&launch, &job).with_context(|| format!("correctness on {p} ranks"))?);
+        let report: CorrectnessReport = run_job(&launch, &job).with_context(|| format!("correctness on {p} ranks"))?;
+        expect_ranks(report.p, p)?;
+        reports.push(report);
     }
     let data = json!({ "reports": reports });
     check_correctness(&data).map_err(|e| Failure(format!("{e:#}")))?;
@@ -476,6 +505,10 @@ const BENCH_INVARIANTS: [&str; 4] = [
     "ratios == the quotients of the stored average times",
 ];
 
+fn hand_ring_label() -> String {
+    hand_label(Algorithm::Ring)
+}
+
 fn hand_label(a: Algorithm) -> String {
     format!("hand {}", a.name())
 }
@@ -513,6 +546,7 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
     let load = load_average();
     eprintln!("d02 bench: default launch (hand algorithms, MPI_Allreduce default, ping-pong)");
     let main: BenchReport = run_job(&launch_default, &job(a.hand.clone(), "default".into(), true))?;
+    expect_ranks(main.p, a.ranks)?;
     let mut launches = vec![json!({ "forced": Value::Null, "report": main })];
     let mut timings = main.timings.clone();
     // Each forced algorithm needs its own launch (MCA parameters are read at MPI_Init); the hand
@@ -554,6 +588,12 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
     ));
     let mut quotes: BTreeMap<String, String> = BTreeMap::new();
     quotes.insert("load".into(), load.clone());
+    if let Some(e) = ompi_param("btl", "vader", "btl_vader_eager_limit") {
+        quotes.insert("eager_limit".into(), format!("{e} B"));
+    }
+    if let Some(c) = ompi_param("btl", "vader", "btl_vader_single_copy_mechanism") {
+        quotes.insert("single_copy".into(), c);
+    }
     quotes.insert("ranks".into(), p.to_string());
 
     // Ping-pong and fit.
@@ -561,7 +601,7 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
     if let (Some(f), Some(m)) = (fit, machine) {
         t.text(format!(
             "alpha = {} (intercept of sizes <= {}), beta = 1/{} (slope of sizes >= {}), n_1/2 = alpha/beta = {}\n\
-             gamma = {} per reduced byte, i.e. {} for out = a + b (f32), least squares over sizes >= 4 KiB",
+             gamma = {} per reduced byte, i.e. {} for out = a + b (f32), fitted over sizes >= 4 KiB; all fits minimise relative error",
             fmt_time(f.alpha),
             fmt_bytes(model::SMALL_MAX as f64),
             fmt_bandwidth(1.0 / f.beta),
@@ -607,7 +647,13 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
         tt.push(row);
     }
     t.table("", tt);
-    t.text("Columns after 'MPI default' are MPI_Allreduce forced to one algorithm of Open MPI's tuned component (its number in parentheses), one launch each.");
+    t.text(format!(
+        "Columns after 'MPI default' are MPI_Allreduce forced to one algorithm of Open MPI's tuned component (its number in\n\
+         parentheses), one launch each. Iterations: osu_allreduce's (1000 + 100 warm-up up to 8 KiB, 100 + 10 above), capped at\n\
+         {} timed per size; each row is the best of {} interleaved rounds.",
+        fmt_bytes(a.budget as f64),
+        a.rounds
+    ));
 
     // Predicted vs measured.
     let mut predictions = Vec::new();
@@ -640,6 +686,46 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
             pv.push(row);
         }
         t.table("predicted (error against the measured average)", pv);
+    }
+
+    // Where the hand ring's time goes: the same D01 formula with constants measured at the
+    // block size each step really moves.
+    let mut breakdown = Vec::new();
+    if let Some(f) = fit {
+        t.heading("Where the hand ring's time goes");
+        t.text(
+            "Same D01 ring formula, three sets of constants: the global fit above; beta and gamma measured at the block size\n\
+             m = n/p each step moves (ping-pong one-way time t(m), reduce time r(m)), i.e. 2(p-1) t(m) + (p-1) r(m); and the same\n\
+             with t(m) from a two-way MPI_Sendrecv exchange, which is what a ring step does (the model assumes a rank sends and\n\
+             receives at once).",
+        );
+        let mut bt = Table::new(["size", "measured", "D01 global fit", "D01 at m (ping-pong)", "D01 at m (exchange)", "exchange(m)", "reduce(m)"]);
+        for &bytes in a.sizes.0.iter().filter(|&&b| b >= 64 * 1024) {
+            let Some(measured) = find(&timings, &hand_ring_label(), bytes).map(|x| x.stats.avg) else { continue };
+            let global = machine.map(|m| model::predict(Allreduce::Ring, &m, bytes, p));
+            let pp = local_ring_prediction(&main, f.alpha, bytes, p, false);
+            let ex = local_ring_prediction(&main, f.alpha, bytes, p, true);
+            let m = bytes as f64 / p as f64;
+            let ex_t = interpolate(&main.exchange.iter().map(|x| (x.bytes, x.one_way)).collect::<Vec<_>>(), m);
+            let red_t = interpolate(&main.reduce.iter().map(|x| (x.bytes, x.seconds)).collect::<Vec<_>>(), m);
+            let cell = |x: Option<f64>| x.map(|v| format!("{} ({})", fmt_time(v), pct(model::rel_error(v, measured)))).unwrap_or_else(|| "-".into());
+            bt.push([
+                fmt_bytes(bytes as f64),
+                fmt_time(measured),
+                cell(global),
+                cell(pp),
+                cell(ex),
+                ex_t.map(fmt_time).unwrap_or_else(|| "-".into()),
+                red_t.map(fmt_time).unwrap_or_else(|| "-".into()),
+            ]);
+            breakdown.push(json!({
+                "bytes": bytes, "measured": measured, "global": global, "local_pingpong": pp, "local_exchange": ex,
+                "error_global": global.map(|v| model::rel_error(v, measured)),
+                "error_local_pingpong": pp.map(|v| model::rel_error(v, measured)),
+                "error_local_exchange": ex.map(|v| model::rel_error(v, measured)),
+            }));
+        }
+        t.table("", bt);
     }
 
     // Targets.
@@ -707,6 +793,30 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
             None => "not measured".into(),
         }
     ));
+    let worst_local = |key: &str| {
+        breakdown
+            .iter()
+            .filter(|r| r["bytes"].as_u64().is_some_and(|b| b >= target_from as u64))
+            .filter_map(|r| r[key].as_f64())
+            .map(f64::abs)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    let (w_pp, w_ex) = (worst_local("error_local_pingpong"), worst_local("error_local_exchange"));
+    let verdict15 = |w: Option<f64>| match w {
+        Some(e) => format!("{} (target <= 15%: {})", pct(e).trim_start_matches('+'), if e <= 0.15 { "met" } else { "MISSED" }),
+        None => "not measured".into(),
+    };
+    t.text(format!(
+        "worst |model error| of the hand ring with constants at the block size: ping-pong {}; exchange {}",
+        verdict15(w_pp),
+        verdict15(w_ex)
+    ));
+    if let Some(e) = w_pp {
+        quotes.insert("worst_model_error_local_pingpong".into(), pct(e).trim_start_matches('+').to_string());
+    }
+    if let Some(e) = w_ex {
+        quotes.insert("worst_model_error_local_exchange".into(), pct(e).trim_start_matches('+').to_string());
+    }
     if let Some(w) = w_forced {
         quotes.insert("worst_ratio_forced_ring".into(), fmt_sig(w, 3));
     }
@@ -724,6 +834,16 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
         let rows = model::scale_boundaries(&m, host::cores(), 8, &[1 << 20, 64 << 20]);
         t.heading("What breaks first (D01's formulas at the fitted alpha, beta, gamma; analytic beyond this host)");
         t.table("", lab_core::boundary::table(&rows));
+        for b in &rows {
+            let key = if b.what_breaks.contains("out of cores") {
+                "cores".to_string()
+            } else if b.what_breaks.contains("10x slower") {
+                "small".to_string()
+            } else {
+                format!("ring_{}", b.what_breaks.split_whitespace().take(3).skip(1).collect::<String>())
+            };
+            quotes.insert(format!("boundary.{key}"), b.scale.clone());
+        }
         boundaries = rows.iter().map(|b| json!({ "at": b.at, "scale": b.scale, "what_breaks": b.what_breaks, "evidence": b.evidence })).collect();
     }
 
@@ -762,11 +882,39 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
         "gamma": gamma,
         "launches": launches,
         "predictions": predictions,
-        "targets": { "from_bytes": target_from, "rows": ratios, "worst_ratio_forced_ring": w_forced, "worst_ratio_default": w_default, "worst_model_error": w_err },
+        "targets": { "from_bytes": target_from, "rows": ratios, "worst_ratio_forced_ring": w_forced, "worst_ratio_default": w_default, "worst_model_error": w_err, "worst_model_error_local_pingpong": w_pp, "worst_model_error_local_exchange": w_ex },
         "boundaries": boundaries,
+        "breakdown": breakdown,
     });
     check_bench(&t.data).map_err(|e| Failure(format!("{e:#}")))?;
     Ok(t)
+}
+
+/// Linear interpolation of measured (bytes, seconds) at `m` bytes; None outside the range.
+fn interpolate(points: &[(usize, f64)], m: f64) -> Option<f64> {
+    let hi = points.iter().position(|&(b, _)| b as f64 >= m)?;
+    let (b1, t1) = points[hi];
+    if b1 as f64 == m || hi == 0 {
+        return (b1 as f64 == m).then_some(t1);
+    }
+    let (b0, t0) = points[hi - 1];
+    Some(t0 + (t1 - t0) * (m - b0 as f64) / (b1 as f64 - b0 as f64))
+}
+
+/// D01's ring formula with size-local constants: beta and gamma taken from the measurements at
+/// the block size m = n/p that each ring step really sends and reduces (ping-pong one-way time,
+/// or the two-way exchange), alpha from the global fit. Equals 2(p-1) t(m) + (p-1) t_reduce(m).
+pub fn local_ring_prediction(report: &BenchReport, alpha: f64, bytes: usize, p: usize, two_way: bool) -> Option<f64> {
+    if p < 2 {
+        return None;
+    }
+    let m = bytes as f64 / p as f64;
+    let transfers = if two_way { &report.exchange } else { &report.pingpong };
+    let t: Vec<(usize, f64)> = transfers.iter().map(|x| (x.bytes, x.one_way)).collect();
+    let r: Vec<(usize, f64)> = report.reduce.iter().map(|x| (x.bytes, x.seconds)).collect();
+    let (t_m, r_m) = (interpolate(&t, m)?, interpolate(&r, m)?);
+    let machine = Machine { alpha, beta: (t_m - alpha) / m, gamma: r_m / m };
+    Some(model::predict(Allreduce::Ring, &machine, bytes, p))
 }
 
 fn pct(x: f64) -> String {
@@ -821,6 +969,20 @@ pub fn check_bench(data: &Value) -> Result<()> {
                 || !close(x["error"].as_f64().unwrap_or(f64::NAN), model::rel_error(pred, measured.stats.avg))
             {
                 bail!("prediction error for {imp} at {bytes} B does not match the stored timing");
+            }
+        }
+    }
+    if let (Some(fit), Some(main)) = (data.get("fit").filter(|f| !f.is_null()), launches.first()) {
+        let f: HockneyFit = serde_json::from_value(fit.clone())?;
+        let main: BenchReport = serde_json::from_value(main["report"].clone())?;
+        for r in data["breakdown"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+            let bytes = r["bytes"].as_u64().context("breakdown row without bytes")? as usize;
+            for (key, two_way) in [("local_pingpong", false), ("local_exchange", true)] {
+                let fresh = local_ring_prediction(&main, f.alpha, bytes, p, two_way);
+                let stored = r[key].as_f64();
+                if fresh.is_some() != stored.is_some() || fresh.zip(stored).is_some_and(|(a, b)| !close(a, b)) {
+                    bail!("breakdown {key} at {bytes} B is not D01's ring at the stored local constants");
+                }
             }
         }
     }

@@ -6,6 +6,7 @@
 
 use crate::elem::Element;
 
+// ANCHOR: comm
 /// Blocking point-to-point messages between the ranks of one communicator.
 ///
 /// The semantics are MPI's: `send` may return before the receiver has the data (eager) or may
@@ -21,3 +22,4 @@ pub trait Comm {
     /// Send `send` to `dest` while receiving `recv.len()` elements from `src` (MPI_Sendrecv).
     fn sendrecv<T: Element>(&self, send: &[T], dest: usize, recv: &mut [T], src: usize);
 }
+// ANCHOR_END: comm

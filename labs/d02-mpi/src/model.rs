@@ -12,19 +12,22 @@ use lab_core::Boundary;
 use lab_core::units::{fmt_bytes, fmt_count, fmt_time};
 use serde::{Deserialize, Serialize};
 
-/// Ordinary least squares y = a + b x. None with fewer than two distinct x.
+/// Least squares y = a + b x minimising the *relative* residuals (a + b x - y) / y, i.e.
+/// weighted least squares with weights 1/y^2: a fit over sizes spanning decades should be as
+/// good in percent at the small end as at the large end. None with fewer than two distinct x.
 pub fn line_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let n = points.len() as f64;
-    if points.len() < 2 {
+    if points.len() < 2 || points.iter().any(|p| p.1 <= 0.0) {
         return None;
     }
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let w = |p: &(f64, f64)| 1.0 / (p.1 * p.1);
+    let sw: f64 = points.iter().map(w).sum();
+    let mx = points.iter().map(|p| w(p) * p.0).sum::<f64>() / sw;
+    let my = points.iter().map(|p| w(p) * p.1).sum::<f64>() / sw;
+    let sxx: f64 = points.iter().map(|p| w(p) * (p.0 - mx).powi(2)).sum();
     if sxx == 0.0 {
         return None;
     }
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxy: f64 = points.iter().map(|p| w(p) * (p.0 - mx) * (p.1 - my)).sum();
     let b = sxy / sxx;
     Some((my - b * mx, b))
 }
@@ -51,11 +54,12 @@ pub fn fit_hockney(one_way: &[(usize, f64)]) -> Option<HockneyFit> {
     (beta > 0.0).then_some(HockneyFit { alpha: alpha.max(0.0), beta })
 }
 
-/// Gamma (seconds per reduced byte) as the least-squares slope through the origin of the measured
-/// reduce times: what the D01 model's single gamma can say about all sizes at once.
+/// Gamma (seconds per reduced byte) as the slope through the origin that minimises the relative
+/// residuals of the measured reduce times: the one constant the D01 model has for all sizes.
 pub fn fit_gamma(reduce: &[(usize, f64)]) -> Option<f64> {
-    let sxx: f64 = reduce.iter().map(|&(b, _)| (b as f64).powi(2)).sum();
-    let sxy: f64 = reduce.iter().map(|&(b, t)| b as f64 * t).sum();
+    let pts: Vec<(f64, f64)> = reduce.iter().filter(|p| p.1 > 0.0).map(|&(b, t)| (b as f64, t)).collect();
+    let sxx: f64 = pts.iter().map(|&(x, y)| (x / y).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|&(x, y)| x / y).sum();
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
@@ -147,6 +151,7 @@ mod tests {
     #[test]
     fn line_fit_recovers_a_line() {
         let pts: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, 2.0 + 0.5 * i as f64)).collect();
+        assert!(fit_gamma(&[(10, 20.0), (20, 40.0)]).is_some_and(|g| (g - 2.0).abs() < 1e-12));
         let (a, b) = line_fit(&pts).unwrap();
         assert!((a - 2.0).abs() < 1e-12 && (b - 0.5).abs() < 1e-12);
         assert!(line_fit(&pts[..1]).is_none());

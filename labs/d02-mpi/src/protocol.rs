@@ -136,6 +136,10 @@ pub struct BenchReport {
     pub p: usize,
     pub mpi_library: String,
     pub pingpong: Vec<PingPong>,
+    /// Ranks 0 and 1 swap `bytes` with one MPI_Sendrecv each (both directions at once, as in
+    /// every ring step); `one_way` holds the time per exchange.
+    #[serde(default)]
+    pub exchange: Vec<PingPong>,
     pub reduce: Vec<ReduceSpeed>,
     pub timings: Vec<Timing>,
 }
