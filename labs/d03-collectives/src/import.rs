@@ -279,6 +279,8 @@ pub struct Recomputed {
     pub size: u64,
     pub side: &'static str,
     pub time_us: f64,
+    /// The time as printed.
+    pub time_text: String,
     pub algbw_printed: f64,
     pub algbw: f64,
     pub busbw_printed: f64,
@@ -314,6 +316,7 @@ pub fn recompute(log: &Log, f: &Factor) -> Vec<Recomputed> {
                 size: r.size,
                 side: if r.sides.len() == 1 { "in-place" } else if k == 0 { "out-of-place" } else { "in-place" },
                 time_us: t,
+                time_text: format!("{t:.*}", s.time_us.decimals as usize),
                 algbw_printed: s.algbw.value,
                 algbw,
                 busbw_printed: s.busbw.value,
