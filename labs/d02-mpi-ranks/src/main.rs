@@ -133,6 +133,8 @@ fn case<T: Element + Equivalence>(world: &SimpleCommunicator, algorithm: Algorit
         max_ulps_mpi_vs_exact: max_over_ranks(world, local.max_ulps_mpi_vs_exact),
         over_bound_hand: sum_over_ranks(world, local.over_bound_hand),
         over_bound_mpi: sum_over_ranks(world, local.over_bound_mpi),
+        max_err_hand: max_f64_over_ranks(world, local.max_err_hand),
+        max_err_mpi: max_f64_over_ranks(world, local.max_err_mpi),
     }
 }
 // ANCHOR_END: case

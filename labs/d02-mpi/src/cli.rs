@@ -200,7 +200,7 @@ fn parse_positive_bytes(s: &str) -> std::result::Result<u64, String> {
 
 fn parse_sizes(s: &str) -> std::result::Result<SizeList, String> {
     let check = |b: u64| -> std::result::Result<usize, String> {
-        if b == 0 || b % 4 != 0 {
+        if b == 0 || !b.is_multiple_of(4) {
             return Err(format!("size {b} B: sizes must be positive multiples of 4 bytes (f32 elements)"));
         }
         if b > 1 << 30 {
@@ -418,12 +418,16 @@ fn correctness(a: &CorrectnessArgs) -> Result<Transcript> {
     t.table("", table);
 
     t.heading("Float sums: largest difference in ulps");
+    let max_p = reports.iter().map(|r| r.p).max().unwrap_or(1);
     t.text(format!(
         "At the prime count, over all p. 'exact' is the correctly rounded sum (f32: summed exactly in f64; f64: compensated sum).\n\
          Inputs mix signs and six decades, so some sums cancel to near zero, where one ulp is tiny: large ulp counts there\n\
-         are still within the bound, which is relative to sum|x_i|, not to the result."
+         are still within the bound, which is relative to sum|x_i|, not to the result. The last two columns give the largest\n\
+         error in those units, u·Σ|x_i| (u = 2^-24 for f32, 2^-53 for f64); the bound is about p-1 = {} at p = {}.",
+        max_p.saturating_sub(1),
+        max_p
     ));
-    let mut ulps = Table::new(["type", "algorithm", "hand vs MPI", "hand vs exact", "MPI vs exact"]);
+    let mut ulps = Table::new(["type", "algorithm", "hand vs MPI", "hand vs exact", "MPI vs exact", "hand err / u·Σ|x|", "MPI err / u·Σ|x|"]);
     let mut quotes = BTreeMap::new();
     for elem in [ElemType::F32, ElemType::F64] {
         for alg in Algorithm::ALL {
@@ -434,16 +438,32 @@ fn correctness(a: &CorrectnessArgs) -> Result<Transcript> {
                 .collect();
             let max = |f: fn(&crate::protocol::Case) -> u64| cases.iter().map(|c| f(c)).max().unwrap_or(0);
             let (vs_mpi, hand_exact, mpi_exact) = (max(|c| c.max_ulps_vs_mpi), max(|c| c.max_ulps_hand_vs_exact), max(|c| c.max_ulps_mpi_vs_exact));
+            let maxf = |f: fn(&crate::protocol::Case) -> f64| cases.iter().map(|c| f(c)).fold(0.0f64, f64::max);
+            let (err_hand, err_mpi) = (maxf(|c| c.max_err_hand), maxf(|c| c.max_err_mpi));
+            quotes.insert(format!("{}.{}.err_units", elem.name(), alg.name()), fmt_sig(err_hand, 2));
+            quotes.insert(format!("{}.mpi.err_units", elem.name()), fmt_sig(err_mpi, 2));
             quotes.insert(format!("{}.{}.ulps_vs_mpi", elem.name(), alg.name()), fmt_count(vs_mpi));
             quotes.insert(format!("{}.{}.ulps_vs_exact", elem.name(), alg.name()), fmt_count(hand_exact));
             quotes.insert(format!("{}.mpi.ulps_vs_exact", elem.name()), fmt_count(mpi_exact));
-            ulps.push([elem.name().to_string(), alg.name().to_string(), fmt_count(vs_mpi), fmt_count(hand_exact), fmt_count(mpi_exact)]);
+            ulps.push([
+                elem.name().to_string(),
+                alg.name().to_string(),
+                fmt_count(vs_mpi),
+                fmt_count(hand_exact),
+                fmt_count(mpi_exact),
+                format!("{:.2}", err_hand),
+                format!("{:.2}", err_mpi),
+            ]);
         }
     }
     t.table("", ulps);
     let total_cases: usize = reports.iter().map(|r| r.cases.len()).sum();
     let int_cases: usize = reports.iter().flat_map(|r| &r.cases).filter(|c| !c.elem.is_float()).count();
-    t.text(format!("All invariants hold: {total_cases} cases, {int_cases} of them integer, on {ranks} ranks."));
+    t.text(format!(
+        "All invariants hold: {} cases, {} of them integer, on {ranks} ranks.",
+        fmt_count(total_cases as u64),
+        fmt_count(int_cases as u64)
+    ));
     for (k, v) in quotes {
         t.quote(k, v);
     }
@@ -636,7 +656,7 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
     implementations.extend(a.forced.iter().map(|&f| mpi_label(Some(f))));
     t.heading(format!("Allreduce time (osu_allreduce style: avg over ranks of per-rank means; f32 sum; best of {} rounds)", a.rounds));
     let mut cols = vec!["size".to_string(), "iters".to_string()];
-    cols.extend(implementations.iter().map(|s| s.trim_start_matches("MPI ").replace(" (tuned ", "(").replace(')', ")")));
+    cols.extend(implementations.iter().map(|s| s.trim_start_matches("MPI ").replace(" (tuned ", "(")));
     let mut tt = Table::new(cols);
     for &bytes in &a.sizes.0 {
         let iters = find(&timings, &implementations[0], bytes).map(|x| x.iterations.timed).unwrap_or(0);

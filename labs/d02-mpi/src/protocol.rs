@@ -95,6 +95,11 @@ pub struct Case {
     /// Elements whose error exceeds the recursive-summation bound (p-1)u/(1-(p-1)u) * sum|x|.
     pub over_bound_hand: u64,
     pub over_bound_mpi: u64,
+    /// Largest error in units of u * sum|x_i| (float sums only; a correct sum stays below ~p-1).
+    #[serde(default)]
+    pub max_err_hand: f64,
+    #[serde(default)]
+    pub max_err_mpi: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
