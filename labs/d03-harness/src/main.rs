@@ -135,7 +135,8 @@ fn run(cli: &Cli, world: &World) -> Result<(), Exit> {
             mpi_backend::check_types(&plan)?;
             let mut b = mpi_backend::MpiBackend::new(world)?;
             let library = b.library.split(',').next().unwrap_or("").to_string();
-            let preamble = preamble(&plan, &cli.bench, world as &dyn Procs, "mpi", &library);
+            let cpu = vec![("-".to_string(), d03_lab_host_cpu())];
+            let preamble = preamble(&plan, &cli.bench, world as &dyn Procs, "mpi", &library, &cpu);
             run_plan(cli, &plan, &mut b, preamble, world.rank() == 0)?
         }
         #[cfg(not(feature = "mpi"))]
@@ -146,7 +147,8 @@ fn run(cli: &Cli, world: &World) -> Result<(), Exit> {
             }
             let nranks = world.size() * cli.gpus;
             let plan = cli.bench.plan(coll, nranks)?;
-            let preamble = preamble(&plan, &cli.bench, world as &dyn Procs, "nccl", "NCCL (cudarc, dynamically loaded)");
+            let devices = nccl_backend::device_names(world as &dyn Procs, cli.gpus);
+            let preamble = preamble(&plan, &cli.bench, world as &dyn Procs, "nccl", "NCCL (cudarc, dynamically loaded)", &devices);
             nccl_backend::run(world as &dyn Procs, cli.gpus, &plan, |b, is_printer| run_plan(cli, &plan, b, preamble.clone(), is_printer))?
         }
     };
@@ -190,20 +192,24 @@ pub(crate) fn run_plan(cli: &Cli, plan: &Plan, b: &mut dyn method::Backend, prea
 }
 
 /// nccl-tests' preamble: version, test, parameters, one line per rank.
-fn preamble(plan: &Plan, bench: &BenchArgs, world: &dyn Procs, backend: &str, library: &str) -> String {
+fn preamble(plan: &Plan, bench: &BenchArgs, world: &dyn Procs, backend: &str, library: &str, devices: &[(String, String)]) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
-    let cpu = d03_lab_host_cpu();
-    let line = format!(
-        "#  Rank {:2} Group {:2} Pid {:6} on {:>10} device {:>2} [{}] {}\n",
-        world.rank(), 0, std::process::id(), host, "-", "cpu", cpu
-    );
+    // One line per rank: one per process for MPI, one per GPU for NCCL (`-g N` GPUs per process).
+    let mut line = String::new();
+    for (i, (dev, name)) in devices.iter().enumerate() {
+        line.push_str(&format!(
+            "#  Rank {:2} Group {:2} Pid {:6} on {:>10} device {:>2} [{}] {}\n",
+            world.rank() * devices.len() + i, 0, std::process::id(), host, dev, if dev == "-" { "cpu" } else { "gpu" }, name
+        ));
+    }
     let all = world.gather_lines(&line);
     let (min, max) = (plan.sizes[0], bench.max_bytes_value().unwrap_or(plan.max_bytes()));
     let (step, kind) = bench.step();
     let mut s = format!("# d03-harness (the nccl-tests 2.19 method) backend {backend}: {library}\n");
     s.push_str(&format!("# Collective test starting: {}_perf\n", plan.coll.name()));
     s.push_str(&format!(
-        "# nThread 1 nGpus 1 minBytes {min} maxBytes {max} step: {step}({kind}) warmup iters: {} iters: {} agg iters: 1 validation: {} graph: 0 unalign: 0\n",
+        "# nThread 1 nGpus {} minBytes {min} maxBytes {max} step: {step}({kind}) warmup iters: {} iters: {} agg iters: 1 validation: {} graph: 0 unalign: 0\n",
+        devices.len(),
         plan.warmup, plan.iters, plan.check
     ));
     s.push_str("#\n# Using devices\n");
@@ -214,6 +220,7 @@ fn preamble(plan: &Plan, bench: &BenchArgs, world: &dyn Procs, backend: &str, li
     s
 }
 
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn d03_lab_host_cpu() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()

@@ -205,6 +205,16 @@ impl Backend for NcclBackend<'_> {
     }
 }
 
+/// (device index, name) of the GPUs this process drives: device r mod count for one GPU per
+/// process, devices 0..g with `-g g`.
+pub fn device_names(world: &dyn Procs, gpus: usize) -> Vec<(String, String)> {
+    let count = CudaContext::device_count().unwrap_or(1).max(1) as usize;
+    let ids: Vec<usize> = if gpus == 1 { vec![world.rank() % count] } else { (0..gpus).collect() };
+    ids.into_iter()
+        .map(|d| (d.to_string(), CudaContext::new(d).and_then(|c| c.name()).unwrap_or_else(|_| "CUDA device".into())))
+        .collect()
+}
+
 /// Set up communicators and run `body` on every GPU of this process; returns rank 0's outcome
 /// (every rank computes the same rows).
 pub fn run<'w>(

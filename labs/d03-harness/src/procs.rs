@@ -44,17 +44,17 @@ impl Procs for mpi::topology::SimpleCommunicator {
     }
     fn gather_lines(&self, line: &str) -> Vec<String> {
         use mpi::traits::*;
-        let mut buf = [0u8; 256];
-        let n = line.len().min(255);
+        let mut buf = [0u8; 2048];
+        let n = line.len().min(2047);
         buf[..n].copy_from_slice(&line.as_bytes()[..n]);
         let root = self.process_at_rank(0);
         if Communicator::rank(self) != 0 {
             root.gather_into(&buf[..]);
             return Vec::new();
         }
-        let mut all = vec![0u8; 256 * Communicator::size(self) as usize];
+        let mut all = vec![0u8; 2048 * Communicator::size(self) as usize];
         root.gather_into_root(&buf[..], &mut all[..]);
-        all.chunks(256)
+        all.chunks(2048)
             .map(|c| String::from_utf8_lossy(&c[..c.iter().position(|&b| b == 0).unwrap_or(c.len())]).into_owned())
             .collect()
     }
