@@ -203,10 +203,11 @@ fn bench(c: &BenchCmd) -> Result<Transcript> {
     let nranks = c.launch.ranks as usize * c.gpus;
     for &coll in &colls {
         let plan = c.bench.plan(coll, nranks)?;
-        if c.backend == BackendKind::Mpi && c.bench.datatype != "all" {
-            if let Some(d) = plan.dtypes.iter().find(|d| matches!(d, crate::coll::DType::Half | crate::coll::DType::Bfloat16)) {
-                bail!("the mpi backend has no {} (MPI has no such datatype); use -d float or the nccl backend", d.name());
-            }
+        if c.backend == BackendKind::Mpi
+            && c.bench.datatype != "all"
+            && let Some(d) = plan.dtypes.iter().find(|d| matches!(d, crate::coll::DType::Half | crate::coll::DType::Bfloat16))
+        {
+            bail!("the mpi backend has no {} (MPI has no such datatype); use -d float or the nccl backend", d.name());
         }
     }
     if c.launch.ranks == 0 {
@@ -376,7 +377,7 @@ pub fn check_overhead(data: &Value) -> Result<()> {
     }
     for r in rows {
         let (e, h) = (r["empty_s"].as_f64().context("empty_s")?, r["harness_s"].as_f64().context("harness_s")?);
-        if !(h > 0.0) || e / h > 0.01 {
+        if h.is_nan() || h <= 0.0 || e / h > 0.01 {
             bail!("size {}: the empty harness loop costs {:.3}% of the collective (limit 1%)", r["size"], 100.0 * e / h);
         }
         if r["wrong"].as_u64() != Some(0) {

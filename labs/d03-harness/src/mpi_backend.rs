@@ -52,9 +52,9 @@ impl<'a> MpiBackend<'a> {
         let library = library_version();
         // MPI_IN_PLACE is a C macro: (void *) 1 in Open MPI, (void *) -1 in MPICH and its kin.
         let in_place = if library.contains("Open MPI") {
-            1usize as *mut c_void
+            std::ptr::without_provenance_mut::<c_void>(1)
         } else if library.contains("MPICH") || library.contains("Intel") || library.contains("MVAPICH") {
-            usize::MAX as *mut c_void
+            std::ptr::without_provenance_mut::<c_void>(usize::MAX)
         } else {
             bail!("unknown MPI library '{library}': cannot form MPI_IN_PLACE");
         };

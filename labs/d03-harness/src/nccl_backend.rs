@@ -217,8 +217,8 @@ pub fn device_names(world: &dyn Procs, gpus: usize) -> Vec<(String, String)> {
 
 /// Set up communicators and run `body` on every GPU of this process; returns rank 0's outcome
 /// (every rank computes the same rows).
-pub fn run<'w>(
-    world: &'w dyn Procs,
+pub fn run(
+    world: &dyn Procs,
     gpus: usize,
     _plan: &Plan,
     body: impl Fn(&mut dyn Backend, bool) -> Result<Outcome, Exit> + Sync,
