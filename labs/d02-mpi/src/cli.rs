@@ -717,11 +717,24 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
             "Same D01 ring formula, three sets of constants: the global fit above; beta and gamma measured at the block size\n\
              m = n/p each step moves (ping-pong one-way time t(m), reduce time r(m)), i.e. 2(p-1) t(m) + (p-1) r(m); and the same\n\
              with t(m) from a two-way MPI_Sendrecv exchange, which is what a ring step does (the model assumes a rank sends and\n\
-             receives at once).",
+             receives at once). 'rounds' is the slowest round's average over the best one: how much the host's other work\n\
+             disturbed the row (1x: not at all).",
         );
-        let mut bt = Table::new(["size", "measured", "D01 global fit", "D01 at m (ping-pong)", "D01 at m (exchange)", "exchange(m)", "reduce(m)"]);
+        let mut bt = Table::new([
+            "size",
+            "measured",
+            "rounds (slowest/best)",
+            "D01 global fit",
+            "D01 at m (ping-pong)",
+            "D01 at m (exchange)",
+            "exchange(m)",
+            "reduce(m)",
+        ]);
         for &bytes in a.sizes.0.iter().filter(|&&b| b >= 64 * 1024) {
-            let Some(measured) = find(&timings, &hand_ring_label(), bytes).map(|x| x.stats.avg) else { continue };
+            let Some(row) = find(&timings, &hand_ring_label(), bytes) else { continue };
+            let measured = row.stats.avg;
+            let slowest = row.round_avgs.iter().copied().fold(measured, f64::max);
+            let spread = slowest / measured;
             let global = machine.map(|m| model::predict(Allreduce::Ring, &m, bytes, p));
             let pp = local_ring_prediction(&main, f.alpha, bytes, p, false);
             let ex = local_ring_prediction(&main, f.alpha, bytes, p, true);
@@ -732,6 +745,7 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
             bt.push([
                 fmt_bytes(bytes as f64),
                 fmt_time(measured),
+                format!("{}x", fmt_sig(spread, 3)),
                 cell(global),
                 cell(pp),
                 cell(ex),
@@ -739,7 +753,7 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
                 red_t.map(fmt_time).unwrap_or_else(|| "-".into()),
             ]);
             breakdown.push(json!({
-                "bytes": bytes, "measured": measured, "global": global, "local_pingpong": pp, "local_exchange": ex,
+                "bytes": bytes, "measured": measured, "round_spread": spread, "global": global, "local_pingpong": pp, "local_exchange": ex,
                 "error_global": global.map(|v| model::rel_error(v, measured)),
                 "error_local_pingpong": pp.map(|v| model::rel_error(v, measured)),
                 "error_local_exchange": ex.map(|v| model::rel_error(v, measured)),
@@ -831,6 +845,14 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
         verdict15(w_pp),
         verdict15(w_ex)
     ));
+    let max_spread = breakdown
+        .iter()
+        .filter(|r| r["bytes"].as_u64().is_some_and(|b| b >= target_from as u64))
+        .filter_map(|r| r["round_spread"].as_f64())
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    if let Some(sp) = max_spread {
+        quotes.insert("ring_round_spread_max".into(), format!("{}x", fmt_sig(sp, 3)));
+    }
     if let Some(e) = w_pp {
         quotes.insert("worst_model_error_local_pingpong".into(), pct(e).trim_start_matches('+').to_string());
     }

@@ -134,6 +134,10 @@ pub struct Timing {
     /// Elements of the last result that differ from the exact answer (inputs are small
     /// integers stored as f32, so every summation order is exact).
     pub wrong: u64,
+    /// The average of every round, in round order (`stats` is the best of them): the spread
+    /// says how much the host's other work disturbed this row.
+    #[serde(default)]
+    pub round_avgs: Vec<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
