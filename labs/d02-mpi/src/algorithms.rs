@@ -8,6 +8,7 @@
 //! None of them copies `send` into `recv` up front: the first reduction of each region writes
 //! `recv = send op incoming` directly, which saves one pass over the buffer.
 
+use std::cell::RefCell;
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,9 @@ use crate::comm::Comm;
 use crate::elem::{Element, Op, reduce_in, reduce_out};
 
 /// The hand algorithms, named as D01's cost model names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Algorithm {
     Ring,
@@ -26,8 +29,12 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 4] =
-        [Algorithm::Ring, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner, Algorithm::Binomial];
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Ring,
+        Algorithm::RecursiveDoubling,
+        Algorithm::Rabenseifner,
+        Algorithm::Binomial,
+    ];
 
     pub fn name(self) -> &'static str {
         self.model().name()
@@ -75,9 +82,35 @@ fn blocks(n: usize, parts: usize, blocks: Range<usize>) -> Range<usize> {
     block(n, parts, blocks.start).start..block(n, parts, blocks.end - 1).end
 }
 
+thread_local! {
+    static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Run `body` with a scratch buffer of `len` elements that is kept and reused across calls on
+/// this thread (its contents are whatever the last call left). Allocating per call costs more
+/// than it seems: glibc hands allocations of 32 MiB and more straight back to the kernel on
+/// free, so a fresh buffer that size page-faults in again on every call.
+// ANCHOR: scratch
+pub fn with_scratch<T: Element, R>(len: usize, body: impl FnOnce(&mut [T]) -> R) -> R {
+    SCRATCH.with(|cell| {
+        let mut words = cell.take(); // taken, not borrowed: a nested call gets its own buffer
+        let need = (len * std::mem::size_of::<T>()).div_ceil(8);
+        if words.len() < need {
+            words.resize(need, 0);
+        }
+        let out = body(&mut bytemuck::cast_slice_mut::<u64, T>(&mut words[..need])[..len]);
+        cell.replace(words);
+        out
+    })
+}
+// ANCHOR_END: scratch
+
 /// Borrow `read` immutably and `write` mutably from one buffer; the ranges must not overlap.
 fn split_disjoint<T>(buf: &mut [T], read: Range<usize>, write: Range<usize>) -> (&[T], &mut [T]) {
-    assert!(read.end <= write.start || write.end <= read.start, "ranges overlap");
+    assert!(
+        read.end <= write.start || write.end <= read.start,
+        "ranges overlap"
+    );
     if read.start < write.start {
         let (lo, hi) = buf.split_at_mut(write.start);
         (&lo[read], &mut hi[..write.end - write.start])
@@ -100,25 +133,26 @@ pub fn ring<C: Comm, T: Element>(comm: &C, op: Op, send: &[T], recv: &mut [T]) {
     }
     let (right, left) = ((r + 1) % p, (r + p - 1) % p);
     let chunk = |c: usize| block(n, p, c % p);
-    let mut incoming = vec![T::zeroed(); chunk(0).len()]; // block 0 is a largest block
+    // Scratch for one incoming block; block 0 is a largest one.
+    with_scratch(chunk(0).len(), |incoming: &mut [T]| {
+        // Reduce-scatter. Step s: send block r - s (our own data at s = 0, afterwards the block we
+        // reduced in the previous step), receive block r - s - 1 and reduce it with our own data.
+        for s in 0..p - 1 {
+            let (out_block, in_block) = (chunk(r + p - s), chunk(r + 2 * p - s - 1));
+            let tmp = &mut incoming[..in_block.len()];
+            let outgoing = if s == 0 { &send[out_block] } else { &recv[out_block] };
+            comm.sendrecv(outgoing, right, tmp, left);
+            reduce_out(op, &mut recv[in_block.clone()], &send[in_block], tmp);
+        }
 
-    // Reduce-scatter. Step s: send block r - s (our own data at s = 0, afterwards the block we
-    // reduced in the previous step), receive block r - s - 1 and reduce it with our own data.
-    for s in 0..p - 1 {
-        let (out_block, in_block) = (chunk(r + p - s), chunk(r + 2 * p - s - 1));
-        let tmp = &mut incoming[..in_block.len()];
-        let outgoing = if s == 0 { &send[out_block] } else { &recv[out_block] };
-        comm.sendrecv(outgoing, right, tmp, left);
-        reduce_out(op, &mut recv[in_block.clone()], &send[in_block], tmp);
-    }
-
-    // Allgather. Rank r now owns the finished block r + 1. Step s: send block r + 1 - s,
-    // receive block r - s straight into place.
-    for s in 0..p - 1 {
-        let (out_block, in_block) = (chunk(r + 1 + p - s), chunk(r + p - s));
-        let (outgoing, into) = split_disjoint(recv, out_block, in_block);
-        comm.sendrecv(outgoing, right, into, left);
-    }
+        // Allgather. Rank r now owns the finished block r + 1. Step s: send block r + 1 - s,
+        // receive block r - s straight into place.
+        for s in 0..p - 1 {
+            let (out_block, in_block) = (chunk(r + 1 + p - s), chunk(r + p - s));
+            let (outgoing, into) = split_disjoint(recv, out_block, in_block);
+            comm.sendrecv(outgoing, right, into, left);
+        }
+    });
 }
 // ANCHOR_END: ring
 
@@ -135,14 +169,20 @@ pub fn naive_ring<C: Comm, T: Element>(comm: &C, op: Op, send: &[T], recv: &mut 
     let (right, left) = ((r + 1) % p, (r + p - 1) % p);
     let mut incoming = vec![T::zeroed(); block(n, p, 0).len()];
     for s in 0..p - 1 {
-        let (out_block, in_block) = (block(n, p, (r + p - s) % p), block(n, p, (r + 2 * p - s - 1) % p));
+        let (out_block, in_block) = (
+            block(n, p, (r + p - s) % p),
+            block(n, p, (r + 2 * p - s - 1) % p),
+        );
         comm.send(&recv[out_block], right); // every rank sends first ...
         let tmp = &mut incoming[..in_block.len()];
         comm.recv(tmp, left); // ... so with rendezvous nobody ever gets here
         reduce_in(op, &mut recv[in_block], tmp);
     }
     for s in 0..p - 1 {
-        let (out_block, in_block) = (block(n, p, (r + 1 + p - s) % p), block(n, p, (r + p - s) % p));
+        let (out_block, in_block) = (
+            block(n, p, (r + 1 + p - s) % p),
+            block(n, p, (r + p - s) % p),
+        );
         comm.send(&recv[out_block], right);
         comm.recv(&mut recv[in_block], left);
     }
@@ -163,7 +203,13 @@ fn accumulate<T: Element>(op: Op, send: &[T], recv: &mut [T], incoming: &[T], fi
 /// the first 2*rem ranks pair up: each even rank sends its buffer to the odd rank above it and
 /// sits out. The 2^k remaining ranks get new ranks 0..2^k. Returns this rank's new rank (None for
 /// a rank that sat out) and whether `recv` still needs its first write.
-fn fold<C: Comm, T: Element>(comm: &C, op: Op, send: &[T], recv: &mut [T], tmp: &mut [T]) -> (Option<usize>, bool) {
+fn fold<C: Comm, T: Element>(
+    comm: &C,
+    op: Op,
+    send: &[T],
+    recv: &mut [T],
+    tmp: &mut [T],
+) -> (Option<usize>, bool) {
     let (p, r) = (comm.size(), comm.rank());
     let rem = p - pof2_floor(p);
     let mut first = true;
@@ -189,7 +235,11 @@ fn unfold<C: Comm, T: Element>(comm: &C, recv: &mut [T]) {
     let (p, r) = (comm.size(), comm.rank());
     let rem = p - pof2_floor(p);
     if r < 2 * rem {
-        if r % 2 == 0 { comm.recv(recv, r + 1) } else { comm.send(recv, r - 1) }
+        if r % 2 == 0 {
+            comm.recv(recv, r + 1)
+        } else {
+            comm.send(recv, r - 1)
+        }
     }
 }
 
@@ -208,18 +258,19 @@ pub fn recursive_doubling<C: Comm, T: Element>(comm: &C, op: Op, send: &[T], rec
         return;
     }
     let (pof2, rem) = (pof2_floor(p), p - pof2_floor(p));
-    let mut tmp = vec![T::zeroed(); n];
-    let (new_rank, mut first) = fold(comm, op, send, recv, &mut tmp);
-    if let Some(me) = new_rank {
-        let mut mask = 1;
-        while mask < pof2 {
-            let partner = unfolded(me ^ mask, rem);
-            let outgoing = if first { send } else { &*recv };
-            comm.sendrecv(outgoing, partner, &mut tmp, partner);
-            accumulate(op, send, recv, &tmp, &mut first);
-            mask <<= 1;
+    with_scratch(n, |tmp: &mut [T]| {
+        let (new_rank, mut first) = fold(comm, op, send, recv, tmp);
+        if let Some(me) = new_rank {
+            let mut mask = 1;
+            while mask < pof2 {
+                let partner = unfolded(me ^ mask, rem);
+                let outgoing = if first { send } else { &*recv };
+                comm.sendrecv(outgoing, partner, tmp, partner);
+                accumulate(op, send, recv, tmp, &mut first);
+                mask <<= 1;
+            }
         }
-    }
+    });
     unfold(comm, recv);
 }
 // ANCHOR_END: recursive_doubling
@@ -237,45 +288,52 @@ pub fn rabenseifner<C: Comm, T: Element>(comm: &C, op: Op, send: &[T], recv: &mu
         return;
     }
     let (pof2, rem) = (pof2_floor(p), p - pof2_floor(p));
-    let mut tmp = vec![T::zeroed(); n];
-    let (new_rank, mut first) = fold(comm, op, send, recv, &mut tmp);
-    if let Some(me) = new_rank {
-        // The buffer is cut into pof2 blocks; `window` is the range of blocks this rank is
-        // still responsible for. Halving from the top bit down leaves block `me`.
-        let elems = |w: &Range<usize>| blocks(n, pof2, w.clone());
-        let mut window = 0..pof2;
-        let mut mask = pof2 / 2;
-        while mask > 0 {
-            let partner = unfolded(me ^ mask, rem);
-            let mid = (window.start + window.end) / 2;
-            let (keep, give) =
-                if me & mask == 0 { (window.start..mid, mid..window.end) } else { (mid..window.end, window.start..mid) };
-            let (keep_e, give_e) = (elems(&keep), elems(&give));
-            let outgoing = if first { &send[give_e] } else { &recv[give_e] };
-            let incoming = &mut tmp[..keep_e.len()];
-            comm.sendrecv(outgoing, partner, incoming, partner);
-            if first {
-                reduce_out(op, &mut recv[keep_e.clone()], &send[keep_e], incoming);
-            } else {
-                reduce_in(op, &mut recv[keep_e], incoming);
+    with_scratch(n, |tmp: &mut [T]| {
+        let (new_rank, mut first) = fold(comm, op, send, recv, tmp);
+        if let Some(me) = new_rank {
+            // The buffer is cut into pof2 blocks; `window` is the range of blocks this rank is
+            // still responsible for. Halving from the top bit down leaves block `me`.
+            let elems = |w: &Range<usize>| blocks(n, pof2, w.clone());
+            let mut window = 0..pof2;
+            let mut mask = pof2 / 2;
+            while mask > 0 {
+                let partner = unfolded(me ^ mask, rem);
+                let mid = (window.start + window.end) / 2;
+                let (keep, give) = if me & mask == 0 {
+                    (window.start..mid, mid..window.end)
+                } else {
+                    (mid..window.end, window.start..mid)
+                };
+                let (keep_e, give_e) = (elems(&keep), elems(&give));
+                let outgoing = if first { &send[give_e] } else { &recv[give_e] };
+                let incoming = &mut tmp[..keep_e.len()];
+                comm.sendrecv(outgoing, partner, incoming, partner);
+                if first {
+                    reduce_out(op, &mut recv[keep_e.clone()], &send[keep_e], incoming);
+                } else {
+                    reduce_in(op, &mut recv[keep_e], incoming);
+                }
+                first = false;
+                window = keep;
+                mask >>= 1;
             }
-            first = false;
-            window = keep;
-            mask >>= 1;
+            // Allgather: double the window each round by swapping it with the partner's neighbour.
+            let mut mask = 1;
+            while mask < pof2 {
+                let partner = unfolded(me ^ mask, rem);
+                let width = window.end - window.start;
+                let theirs = if me & mask == 0 {
+                    window.end..window.end + width
+                } else {
+                    window.start - width..window.start
+                };
+                let (outgoing, into) = split_disjoint(recv, elems(&window), elems(&theirs));
+                comm.sendrecv(outgoing, partner, into, partner);
+                window = window.start.min(theirs.start)..window.end.max(theirs.end);
+                mask <<= 1;
+            }
         }
-        // Allgather: double the window each round by swapping it with the partner's neighbour.
-        let mut mask = 1;
-        while mask < pof2 {
-            let partner = unfolded(me ^ mask, rem);
-            let width = window.end - window.start;
-            let theirs =
-                if me & mask == 0 { window.end..window.end + width } else { window.start - width..window.start };
-            let (outgoing, into) = split_disjoint(recv, elems(&window), elems(&theirs));
-            comm.sendrecv(outgoing, partner, into, partner);
-            window = window.start.min(theirs.start)..window.end.max(theirs.end);
-            mask <<= 1;
-        }
-    }
+    });
     unfold(comm, recv);
 }
 // ANCHOR_END: rabenseifner
@@ -290,20 +348,21 @@ pub fn binomial<C: Comm, T: Element>(comm: &C, op: Op, send: &[T], recv: &mut [T
         recv.copy_from_slice(send);
         return;
     }
-    let mut tmp = vec![T::zeroed(); n];
-    let mut first = true;
-    let mut mask = 1;
-    while mask < p {
-        if r & mask != 0 {
-            comm.send(if first { send } else { &*recv }, r - mask);
-            break;
+    with_scratch(n, |tmp: &mut [T]| {
+        let mut first = true;
+        let mut mask = 1;
+        while mask < p {
+            if r & mask != 0 {
+                comm.send(if first { send } else { &*recv }, r - mask);
+                break;
+            }
+            if r + mask < p {
+                comm.recv(tmp, r + mask);
+                accumulate(op, send, recv, tmp, &mut first);
+            }
+            mask <<= 1;
         }
-        if r + mask < p {
-            comm.recv(&mut tmp, r + mask);
-            accumulate(op, send, recv, &tmp, &mut first);
-        }
-        mask <<= 1;
-    }
+    });
     // Broadcast: receive from the parent (the rank without our lowest set bit), then send down
     // to children r + 2^j for every j below that bit.
     let mut mask = 1;
