@@ -323,6 +323,25 @@ fn expect_ranks(got: usize, asked: u32) -> Result<()> {
     Ok(())
 }
 
+/// The last-level cache of CPU 0 from sysfs (Linux), e.g. "32 MiB L3"; None elsewhere.
+fn last_level_cache() -> Option<(u32, u64)> {
+    let mut best: Option<(u32, u64)> = None;
+    for i in 0..8 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok().map(|s| s.trim().to_string());
+        let (Some(level), Some(size), Some(kind)) = (read("level"), read("size"), read("type")) else { continue };
+        if kind == "Instruction" {
+            continue;
+        }
+        let level: u32 = level.parse().ok()?;
+        let bytes = size.strip_suffix('K').and_then(|k| k.parse::<u64>().ok()).map(|k| k * 1024)?;
+        if best.is_none_or(|(l, _)| level > l) {
+            best = Some((level, bytes));
+        }
+    }
+    best
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -353,6 +372,9 @@ fn provenance(launch: &LaunchArgs, mpi: &str, ranks: &str, tolerance: &str, inva
     facts.insert("ranks".into(), ranks.to_string());
     facts.insert("launcher".into(), launch.launcher_fact());
     facts.insert("load average at start".into(), load_average());
+    if let Some((level, bytes)) = last_level_cache() {
+        facts.insert("last-level cache".into(), format!("{} L{level} (shared by all cores)", fmt_bytes(bytes as f64)));
+    }
     if let (Some(eager), Some(copy)) =
         (ompi_param("btl", "vader", "btl_vader_eager_limit"), ompi_param("btl", "vader", "btl_vader_single_copy_mechanism"))
     {
@@ -608,6 +630,9 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
     ));
     let mut quotes: BTreeMap<String, String> = BTreeMap::new();
     quotes.insert("load".into(), load.clone());
+    if let Some((level, bytes)) = last_level_cache() {
+        quotes.insert("llc".into(), format!("{} L{level}", fmt_bytes(bytes as f64)));
+    }
     if let Some(e) = ompi_param("btl", "vader", "btl_vader_eager_limit") {
         quotes.insert("eager_limit".into(), format!("{e} B"));
     }
