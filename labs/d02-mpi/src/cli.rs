@@ -373,7 +373,7 @@ fn provenance(launch: &LaunchArgs, mpi: &str, ranks: &str, tolerance: &str, inva
     facts.insert("launcher".into(), launch.launcher_fact());
     facts.insert("load average at start".into(), load_average());
     if let Some((level, bytes)) = last_level_cache() {
-        facts.insert("last-level cache".into(), format!("{} L{level} (shared by all cores)", fmt_bytes(bytes as f64)));
+        facts.insert("last-level cache".into(), format!("{} L{level} (CPU 0, from sysfs)", fmt_bytes(bytes as f64)));
     }
     if let (Some(eager), Some(copy)) =
         (ompi_param("btl", "vader", "btl_vader_eager_limit"), ompi_param("btl", "vader", "btl_vader_single_copy_mechanism"))
