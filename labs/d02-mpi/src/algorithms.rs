@@ -123,6 +123,8 @@ fn split_disjoint<T>(buf: &mut [T], read: Range<usize>, write: Range<usize>) -> 
 /// Ring allreduce: a reduce-scatter around the ring (p - 1 steps), after which rank r holds the
 /// fully reduced block r + 1, then an allgather around the ring (p - 1 steps) that passes the
 /// finished blocks on. Every step is one MPI_Sendrecv: send right, receive from the left.
+/// Each block arrives at a rank exactly once during the reduce-scatter, so it can land straight
+/// in its place in `recv`: the ring needs no scratch buffer and never copies its input.
 // ANCHOR: ring
 pub fn ring<C: Comm, T: Element>(comm: &C, op: Op, send: &[T], recv: &mut [T]) {
     let (p, r, n) = (comm.size(), comm.rank(), send.len());
@@ -133,26 +135,28 @@ pub fn ring<C: Comm, T: Element>(comm: &C, op: Op, send: &[T], recv: &mut [T]) {
     }
     let (right, left) = ((r + 1) % p, (r + p - 1) % p);
     let chunk = |c: usize| block(n, p, c % p);
-    // Scratch for one incoming block; block 0 is a largest one.
-    with_scratch(chunk(0).len(), |incoming: &mut [T]| {
-        // Reduce-scatter. Step s: send block r - s (our own data at s = 0, afterwards the block we
-        // reduced in the previous step), receive block r - s - 1 and reduce it with our own data.
-        for s in 0..p - 1 {
-            let (out_block, in_block) = (chunk(r + p - s), chunk(r + 2 * p - s - 1));
-            let tmp = &mut incoming[..in_block.len()];
-            let outgoing = if s == 0 { &send[out_block] } else { &recv[out_block] };
-            comm.sendrecv(outgoing, right, tmp, left);
-            reduce_out(op, &mut recv[in_block.clone()], &send[in_block], tmp);
-        }
 
-        // Allgather. Rank r now owns the finished block r + 1. Step s: send block r + 1 - s,
-        // receive block r - s straight into place.
-        for s in 0..p - 1 {
-            let (out_block, in_block) = (chunk(r + 1 + p - s), chunk(r + p - s));
-            let (outgoing, into) = split_disjoint(recv, out_block, in_block);
+    // Reduce-scatter. Step s: send block r - s (our own input at s = 0, afterwards the block we
+    // finished reducing in the previous step), receive the left neighbour's partial sum of block
+    // r - s - 1 into place and add our own input to it.
+    for s in 0..p - 1 {
+        let (out_block, in_block) = (chunk(r + p - s), chunk(r + 2 * p - s - 1));
+        if s == 0 {
+            comm.sendrecv(&send[out_block], right, &mut recv[in_block.clone()], left);
+        } else {
+            let (outgoing, into) = split_disjoint(recv, out_block, in_block.clone());
             comm.sendrecv(outgoing, right, into, left);
         }
-    });
+        reduce_in(op, &mut recv[in_block.clone()], &send[in_block]);
+    }
+
+    // Allgather. Rank r now owns the finished block r + 1. Step s: send block r + 1 - s,
+    // receive block r - s straight into place.
+    for s in 0..p - 1 {
+        let (out_block, in_block) = (chunk(r + 1 + p - s), chunk(r + p - s));
+        let (outgoing, into) = split_disjoint(recv, out_block, in_block);
+        comm.sendrecv(outgoing, right, into, left);
+    }
 }
 // ANCHOR_END: ring
 
