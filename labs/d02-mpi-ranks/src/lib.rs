@@ -162,6 +162,12 @@ pub fn sum_over_ranks(world: &SimpleCommunicator, x: u64) -> u64 {
     total
 }
 
+pub fn max_f64_over_ranks(world: &SimpleCommunicator, x: f64) -> f64 {
+    let mut m = 0f64;
+    world.all_reduce_into(&x, &mut m, SystemOperation::max());
+    m
+}
+
 pub fn max_over_ranks(world: &SimpleCommunicator, x: u64) -> u64 {
     let mut m = 0u64;
     world.all_reduce_into(&x, &mut m, SystemOperation::max());

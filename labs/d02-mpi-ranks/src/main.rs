@@ -68,12 +68,15 @@ fn keep_best(mut a: BenchReport, b: BenchReport) -> BenchReport {
         }
     }
     for (x, y) in a.timings.iter_mut().zip(b.timings) {
-        // A wrong result in any round must survive into the report.
+        // A wrong result in any round must survive into the report, and so must every round's time.
         let wrong = x.wrong.max(y.wrong);
+        let mut rounds = std::mem::take(&mut x.round_avgs);
+        rounds.extend(&y.round_avgs);
         if y.stats.avg < x.stats.avg {
             *x = y;
         }
         x.wrong = wrong;
+        x.round_avgs = rounds;
     }
     a
 }
@@ -133,6 +136,8 @@ fn case<T: Element + Equivalence>(world: &SimpleCommunicator, algorithm: Algorit
         max_ulps_mpi_vs_exact: max_over_ranks(world, local.max_ulps_mpi_vs_exact),
         over_bound_hand: sum_over_ranks(world, local.over_bound_hand),
         over_bound_mpi: sum_over_ranks(world, local.over_bound_mpi),
+        max_err_hand: max_f64_over_ranks(world, local.max_err_hand),
+        max_err_mpi: max_f64_over_ranks(world, local.max_err_mpi),
     }
 }
 // ANCHOR_END: case
@@ -190,10 +195,17 @@ fn bench(
         let it = Iterations::osu(bytes).capped(bytes, budget);
         for &algorithm in hand {
             let (stats, wrong) = time_hand_allreduce_checked(world, algorithm, bytes, it);
-            report.timings.push(Timing { implementation: format!("hand {}", algorithm.name()), bytes, iterations: it, stats, wrong });
+            report.timings.push(Timing {
+                implementation: format!("hand {}", algorithm.name()),
+                bytes,
+                iterations: it,
+                stats,
+                wrong,
+                round_avgs: vec![stats.avg],
+            });
         }
         let (stats, wrong) = time_mpi_allreduce_checked(world, bytes, it);
-        report.timings.push(Timing { implementation: format!("MPI {mpi_label}"), bytes, iterations: it, stats, wrong });
+        report.timings.push(Timing { implementation: format!("MPI {mpi_label}"), bytes, iterations: it, stats, wrong, round_avgs: vec![stats.avg] });
         if rank0 {
             eprintln!("{mpi_label}: {bytes} B done");
         }

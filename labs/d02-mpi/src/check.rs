@@ -10,7 +10,7 @@
 use crate::elem::{ElemType, Element, Op};
 
 /// One rank's view of one case; the rank program sums the counts and maxes the ulps over ranks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LocalCase {
     pub differ_from_mpi: u64,
     pub max_ulps_vs_mpi: u64,
@@ -18,6 +18,10 @@ pub struct LocalCase {
     pub max_ulps_mpi_vs_exact: u64,
     pub over_bound_hand: u64,
     pub over_bound_mpi: u64,
+    /// Largest |computed - exact| / (u * sum|x_i|): the error in the units the bound is stated in
+    /// (a correct sum of p terms stays below about p - 1). Zero for integers, min and max.
+    pub max_err_hand: f64,
+    pub max_err_mpi: f64,
 }
 
 /// Unit roundoff of the type (0 for integers, which are exact).
@@ -40,9 +44,9 @@ pub fn compensated_sum(xs: impl IntoIterator<Item = f64>) -> f64 {
     s + c
 }
 
-/// The reference result for element `i` and the bound on a correct algorithm's error there.
-/// For f32 inputs the f64 sum of at most a few dozen terms is exact; for f64 the compensated sum
-/// is within about one ulp, which the bound allows for.
+/// The reference for element `i`: (rounded to T, exact in f64, sum |x_i|). For f32 inputs the
+/// f64 sum of a few dozen terms is exact; for f64 the compensated sum is within about one ulp,
+/// which the bound's slack allows for.
 fn reference<T: Element>(op: Op, seed: u64, p: usize, i: usize) -> (T, f64, f64) {
     let xs: Vec<T> = (0..p).map(|r| T::test_value(seed, r, i)).collect();
     match op {
@@ -54,15 +58,18 @@ fn reference<T: Element>(op: Op, seed: u64, p: usize, i: usize) -> (T, f64, f64)
                 return (acc, 0.0, 0.0);
             }
             let exact = compensated_sum(xs.iter().map(|x| x.to_f64()));
-            let u = unit_roundoff(T::TYPE);
-            let k = (p - 1) as f64;
-            let gamma = k * u / (1.0 - k * u);
             let abs_sum: f64 = xs.iter().map(|x| x.to_f64().abs()).sum();
-            // Slack for the reference's own rounding (to T, and the compensated sum's error).
-            let slack = 2.0 * u * exact.abs();
-            (from_f64::<T>(exact), exact, gamma * abs_sum + slack)
+            (from_f64::<T>(exact), exact, abs_sum)
         }
     }
+}
+
+/// The recursive-summation bound gamma_{p-1} * sum|x| plus slack for the reference's own
+/// rounding (to T, and the compensated sum's error).
+fn bound(t: ElemType, p: usize, exact: f64, abs_sum: f64) -> f64 {
+    let u = unit_roundoff(t);
+    let k = (p - 1) as f64;
+    k * u / (1.0 - k * u) * abs_sum + 2.0 * u * exact.abs()
 }
 
 fn from_f64<T: Element>(x: f64) -> T {
@@ -82,12 +89,19 @@ pub fn local_case<T: Element>(op: Op, seed: u64, p: usize, hand: &[T], mpi: &[T]
             c.differ_from_mpi += 1;
         }
         c.max_ulps_vs_mpi = c.max_ulps_vs_mpi.max(T::ulps(h, m));
-        let (rounded, exact, bound) = reference::<T>(op, seed, p, i);
+        let (rounded, exact, abs_sum) = reference::<T>(op, seed, p, i);
         c.max_ulps_hand_vs_exact = c.max_ulps_hand_vs_exact.max(T::ulps(h, rounded));
         c.max_ulps_mpi_vs_exact = c.max_ulps_mpi_vs_exact.max(T::ulps(m, rounded));
         if op == Op::Sum && T::TYPE.is_float() {
-            c.over_bound_hand += u64::from((h.to_f64() - exact).abs() > bound);
-            c.over_bound_mpi += u64::from((m.to_f64() - exact).abs() > bound);
+            let limit = bound(T::TYPE, p, exact, abs_sum);
+            let (eh, em) = ((h.to_f64() - exact).abs(), (m.to_f64() - exact).abs());
+            c.over_bound_hand += u64::from(eh > limit);
+            c.over_bound_mpi += u64::from(em > limit);
+            let unit = unit_roundoff(T::TYPE) * abs_sum;
+            if unit > 0.0 {
+                c.max_err_hand = c.max_err_hand.max(eh / unit);
+                c.max_err_mpi = c.max_err_mpi.max(em / unit);
+            }
         } else {
             c.over_bound_hand += u64::from(h != rounded);
             c.over_bound_mpi += u64::from(m != rounded);
@@ -112,7 +126,8 @@ mod tests {
         let p = 3;
         let good: Vec<f32> = (0..50).map(|i| reference::<f32>(Op::Sum, 1, p, i).0).collect();
         let c = local_case(Op::Sum, 1, p, &good, &good);
-        assert_eq!(c, LocalCase::default());
+        assert_eq!((c.differ_from_mpi, c.over_bound_hand, c.over_bound_mpi), (0, 0, 0));
+        assert!(c.max_err_hand <= 1.0, "a correctly rounded sum errs by at most half an ulp");
         let mut bad = good.clone();
         bad[7] += 1.0;
         let c = local_case(Op::Sum, 1, p, &bad, &good);

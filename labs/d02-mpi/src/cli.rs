@@ -200,7 +200,7 @@ fn parse_positive_bytes(s: &str) -> std::result::Result<u64, String> {
 
 fn parse_sizes(s: &str) -> std::result::Result<SizeList, String> {
     let check = |b: u64| -> std::result::Result<usize, String> {
-        if b == 0 || b % 4 != 0 {
+        if b == 0 || !b.is_multiple_of(4) {
             return Err(format!("size {b} B: sizes must be positive multiples of 4 bytes (f32 elements)"));
         }
         if b > 1 << 30 {
@@ -418,12 +418,16 @@ fn correctness(a: &CorrectnessArgs) -> Result<Transcript> {
     t.table("", table);
 
     t.heading("Float sums: largest difference in ulps");
+    let max_p = reports.iter().map(|r| r.p).max().unwrap_or(1);
     t.text(format!(
         "At the prime count, over all p. 'exact' is the correctly rounded sum (f32: summed exactly in f64; f64: compensated sum).\n\
          Inputs mix signs and six decades, so some sums cancel to near zero, where one ulp is tiny: large ulp counts there\n\
-         are still within the bound, which is relative to sum|x_i|, not to the result."
+         are still within the bound, which is relative to sum|x_i|, not to the result. The last two columns give the largest\n\
+         error in those units, u·Σ|x_i| (u = 2^-24 for f32, 2^-53 for f64); the bound is about p-1 = {} at p = {}.",
+        max_p.saturating_sub(1),
+        max_p
     ));
-    let mut ulps = Table::new(["type", "algorithm", "hand vs MPI", "hand vs exact", "MPI vs exact"]);
+    let mut ulps = Table::new(["type", "algorithm", "hand vs MPI", "hand vs exact", "MPI vs exact", "hand err / u·Σ|x|", "MPI err / u·Σ|x|"]);
     let mut quotes = BTreeMap::new();
     for elem in [ElemType::F32, ElemType::F64] {
         for alg in Algorithm::ALL {
@@ -434,16 +438,32 @@ fn correctness(a: &CorrectnessArgs) -> Result<Transcript> {
                 .collect();
             let max = |f: fn(&crate::protocol::Case) -> u64| cases.iter().map(|c| f(c)).max().unwrap_or(0);
             let (vs_mpi, hand_exact, mpi_exact) = (max(|c| c.max_ulps_vs_mpi), max(|c| c.max_ulps_hand_vs_exact), max(|c| c.max_ulps_mpi_vs_exact));
+            let maxf = |f: fn(&crate::protocol::Case) -> f64| cases.iter().map(|c| f(c)).fold(0.0f64, f64::max);
+            let (err_hand, err_mpi) = (maxf(|c| c.max_err_hand), maxf(|c| c.max_err_mpi));
+            quotes.insert(format!("{}.{}.err_units", elem.name(), alg.name()), fmt_sig(err_hand, 2));
+            quotes.insert(format!("{}.mpi.err_units", elem.name()), fmt_sig(err_mpi, 2));
             quotes.insert(format!("{}.{}.ulps_vs_mpi", elem.name(), alg.name()), fmt_count(vs_mpi));
             quotes.insert(format!("{}.{}.ulps_vs_exact", elem.name(), alg.name()), fmt_count(hand_exact));
             quotes.insert(format!("{}.mpi.ulps_vs_exact", elem.name()), fmt_count(mpi_exact));
-            ulps.push([elem.name().to_string(), alg.name().to_string(), fmt_count(vs_mpi), fmt_count(hand_exact), fmt_count(mpi_exact)]);
+            ulps.push([
+                elem.name().to_string(),
+                alg.name().to_string(),
+                fmt_count(vs_mpi),
+                fmt_count(hand_exact),
+                fmt_count(mpi_exact),
+                format!("{:.2}", err_hand),
+                format!("{:.2}", err_mpi),
+            ]);
         }
     }
     t.table("", ulps);
     let total_cases: usize = reports.iter().map(|r| r.cases.len()).sum();
     let int_cases: usize = reports.iter().flat_map(|r| &r.cases).filter(|c| !c.elem.is_float()).count();
-    t.text(format!("All invariants hold: {total_cases} cases, {int_cases} of them integer, on {ranks} ranks."));
+    t.text(format!(
+        "All invariants hold: {} cases, {} of them integer, on {ranks} ranks.",
+        fmt_count(total_cases as u64),
+        fmt_count(int_cases as u64)
+    ));
     for (k, v) in quotes {
         t.quote(k, v);
     }
@@ -636,7 +656,7 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
     implementations.extend(a.forced.iter().map(|&f| mpi_label(Some(f))));
     t.heading(format!("Allreduce time (osu_allreduce style: avg over ranks of per-rank means; f32 sum; best of {} rounds)", a.rounds));
     let mut cols = vec!["size".to_string(), "iters".to_string()];
-    cols.extend(implementations.iter().map(|s| s.trim_start_matches("MPI ").replace(" (tuned ", "(").replace(')', ")")));
+    cols.extend(implementations.iter().map(|s| s.trim_start_matches("MPI ").replace(" (tuned ", "(")));
     let mut tt = Table::new(cols);
     for &bytes in &a.sizes.0 {
         let iters = find(&timings, &implementations[0], bytes).map(|x| x.iterations.timed).unwrap_or(0);
@@ -697,11 +717,24 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
             "Same D01 ring formula, three sets of constants: the global fit above; beta and gamma measured at the block size\n\
              m = n/p each step moves (ping-pong one-way time t(m), reduce time r(m)), i.e. 2(p-1) t(m) + (p-1) r(m); and the same\n\
              with t(m) from a two-way MPI_Sendrecv exchange, which is what a ring step does (the model assumes a rank sends and\n\
-             receives at once).",
+             receives at once). 'rounds' is the slowest round's average over the best one: how much the host's other work\n\
+             disturbed the row (1x: not at all).",
         );
-        let mut bt = Table::new(["size", "measured", "D01 global fit", "D01 at m (ping-pong)", "D01 at m (exchange)", "exchange(m)", "reduce(m)"]);
+        let mut bt = Table::new([
+            "size",
+            "measured",
+            "rounds (slowest/best)",
+            "D01 global fit",
+            "D01 at m (ping-pong)",
+            "D01 at m (exchange)",
+            "exchange(m)",
+            "reduce(m)",
+        ]);
         for &bytes in a.sizes.0.iter().filter(|&&b| b >= 64 * 1024) {
-            let Some(measured) = find(&timings, &hand_ring_label(), bytes).map(|x| x.stats.avg) else { continue };
+            let Some(row) = find(&timings, &hand_ring_label(), bytes) else { continue };
+            let measured = row.stats.avg;
+            let slowest = row.round_avgs.iter().copied().fold(measured, f64::max);
+            let spread = slowest / measured;
             let global = machine.map(|m| model::predict(Allreduce::Ring, &m, bytes, p));
             let pp = local_ring_prediction(&main, f.alpha, bytes, p, false);
             let ex = local_ring_prediction(&main, f.alpha, bytes, p, true);
@@ -712,6 +745,7 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
             bt.push([
                 fmt_bytes(bytes as f64),
                 fmt_time(measured),
+                format!("{}x", fmt_sig(spread, 3)),
                 cell(global),
                 cell(pp),
                 cell(ex),
@@ -719,7 +753,7 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
                 red_t.map(fmt_time).unwrap_or_else(|| "-".into()),
             ]);
             breakdown.push(json!({
-                "bytes": bytes, "measured": measured, "global": global, "local_pingpong": pp, "local_exchange": ex,
+                "bytes": bytes, "measured": measured, "round_spread": spread, "global": global, "local_pingpong": pp, "local_exchange": ex,
                 "error_global": global.map(|v| model::rel_error(v, measured)),
                 "error_local_pingpong": pp.map(|v| model::rel_error(v, measured)),
                 "error_local_exchange": ex.map(|v| model::rel_error(v, measured)),
@@ -811,6 +845,14 @@ fn bench(a: &BenchArgs) -> Result<Transcript> {
         verdict15(w_pp),
         verdict15(w_ex)
     ));
+    let max_spread = breakdown
+        .iter()
+        .filter(|r| r["bytes"].as_u64().is_some_and(|b| b >= target_from as u64))
+        .filter_map(|r| r["round_spread"].as_f64())
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    if let Some(sp) = max_spread {
+        quotes.insert("ring_round_spread_max".into(), format!("{}x", fmt_sig(sp, 3)));
+    }
     if let Some(e) = w_pp {
         quotes.insert("worst_model_error_local_pingpong".into(), pct(e).trim_start_matches('+').to_string());
     }

@@ -95,6 +95,11 @@ pub struct Case {
     /// Elements whose error exceeds the recursive-summation bound (p-1)u/(1-(p-1)u) * sum|x|.
     pub over_bound_hand: u64,
     pub over_bound_mpi: u64,
+    /// Largest error in units of u * sum|x_i| (float sums only; a correct sum stays below ~p-1).
+    #[serde(default)]
+    pub max_err_hand: f64,
+    #[serde(default)]
+    pub max_err_mpi: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -129,6 +134,10 @@ pub struct Timing {
     /// Elements of the last result that differ from the exact answer (inputs are small
     /// integers stored as f32, so every summation order is exact).
     pub wrong: u64,
+    /// The average of every round, in round order (`stats` is the best of them): the spread
+    /// says how much the host's other work disturbed this row.
+    #[serde(default)]
+    pub round_avgs: Vec<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

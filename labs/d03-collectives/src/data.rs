@@ -103,6 +103,7 @@ fn reduce(dtype: DType, op: RedOp, nranks: usize, value: impl Fn(usize) -> i64) 
 // ANCHOR: expected
 /// What rank `rank` must find in its output region, or None where nothing is defined (the
 /// receive buffer of a non-root rank after reduce).
+#[allow(clippy::too_many_arguments)]
 pub fn expected_output(
     coll: Collective,
     dtype: DType,

@@ -126,7 +126,7 @@ fn parse_row(line_no: usize, text: &str) -> Result<Option<(Layout, LogRow)>> {
         return Ok(None);
     }
     let (layout, head) = if t.len() > 3 && is_word(t[3]) && t[3] != "N/A" {
-        if t.len() > 4 && t[4].parse::<i64>().is_ok() && (t.len() - 5) % 4 == 0 && t.len() > 5 {
+        if t.len() > 4 && t[4].parse::<i64>().is_ok() && (t.len() - 5).is_multiple_of(4) && t.len() > 5 {
             (Layout::Current, 5)
         } else {
             (Layout::NoRoot, 4)
@@ -135,7 +135,7 @@ fn parse_row(line_no: usize, text: &str) -> Result<Option<(Layout, LogRow)>> {
         (Layout::Oldest, 3)
     };
     let rest = &t[head..];
-    if rest.is_empty() || rest.len() % 4 != 0 || rest.len() > 8 {
+    if rest.is_empty() || !rest.len().is_multiple_of(4) || rest.len() > 8 {
         bail!("line {line_no} is cut short or malformed ({} columns after the type): '{}'", rest.len(), text.trim());
     }
     let mut sides = Vec::new();
@@ -279,6 +279,8 @@ pub struct Recomputed {
     pub size: u64,
     pub side: &'static str,
     pub time_us: f64,
+    /// The time as printed.
+    pub time_text: String,
     pub algbw_printed: f64,
     pub algbw: f64,
     pub busbw_printed: f64,
@@ -314,6 +316,7 @@ pub fn recompute(log: &Log, f: &Factor) -> Vec<Recomputed> {
                 size: r.size,
                 side: if r.sides.len() == 1 { "in-place" } else if k == 0 { "out-of-place" } else { "in-place" },
                 time_us: t,
+                time_text: format!("{t:.*}", s.time_us.decimals as usize),
                 algbw_printed: s.algbw.value,
                 algbw,
                 busbw_printed: s.busbw.value,

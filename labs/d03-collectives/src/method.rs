@@ -8,6 +8,7 @@
 //! 4. algbw = S / t, busbw = algbw x factor;
 //! 5. in separate untimed runs, fill verifiable data, run once, count wrong elements, sum the
 //!    count over ranks.
+//!
 //! Before the sweep every size is warmed up (`-w` calls, out-of-place), as nccl-tests 2.17+ does.
 
 use std::time::Instant;
@@ -153,7 +154,7 @@ impl CallSeq {
     pub fn new(rank: usize, plan: &Plan, c: &Counts, dtype: DType, op: RedOp, in_place: bool) -> Self {
         let elt = dtype.size();
         let total = c.size_bytes(dtype);
-        let steps = if total > 0 { (plan.max_bytes() / total).max(1) } else { 1 };
+        let steps = plan.max_bytes().checked_div(total).unwrap_or(1).max(1);
         let (send, recv) = if in_place {
             (
                 Loc { buf: Buf::Recv, offset: rank * c.send_inplace_offset * elt },

@@ -165,10 +165,10 @@ pub fn scale_boundaries() -> Vec<Boundary> {
     let latency_bound = crossover(|n| Allreduce::Ring.cost(&m, n, 8).latency, |n| Allreduce::Ring.cost(&m, n, 8).bandwidth).unwrap_or(0.0);
     let (_, nvls_bus) = h100_nvls.predict(h100_nvls.size);
     let (_, ring2_bus) = two_nodes.predict(two_nodes.size);
-    // A tree (D01's binomial reduce + broadcast) beats the ring for a 1 MiB message from this p on,
-    // on the inter-node machine.
+    // A tree (D01's binomial reduce + broadcast) beats the ring for a 64 MiB gradient bucket from
+    // this p on, on the inter-node machine.
     let net = two_nodes.machine();
-    let mib = 1024.0 * 1024.0;
+    let mib = 64.0 * 1024.0 * 1024.0;
     let tree_p = (1..=20)
         .map(|k| 1u64 << k)
         .find(|&p| Allreduce::BinomialReduceBcast.cost(&net, mib, p).total() < Allreduce::Ring.cost(&net, mib, p).total())
@@ -182,7 +182,7 @@ pub fn scale_boundaries() -> Vec<Boundary> {
             format!("floor 2(p-1) alpha = {} at alpha = {}; latency exceeds bandwidth below {}", fmt_time(floor), fmt_time(m.alpha), fmt_bytes(latency_bound))),
         Boundary::new("d03", 16.0, "16 GPUs", "NVLS's in-switch reduction ends at the NVLink domain: busbw falls to the NIC-bound ring",
             format!("model busbw {:.0} GB/s (NVLS, 8 GPUs) -> {:.0} GB/s (ring, 2 nodes x 8 NICs)", nvls_bus, ring2_bus)),
-        Boundary::new("d03", tree_p as f64, format!("{} GPUs", fmt_count(tree_p)), "a tree beats the ring for a 1 MiB allreduce: the ring's latency is linear in p",
+        Boundary::new("d03", tree_p as f64, format!("{} GPUs", fmt_count(tree_p)), "a tree beats the ring even for a 64 MiB allreduce: the ring's latency is linear in p",
             format!("ring vs binomial tree cross at {} on p = {} (alpha = {})", cross.map(fmt_bytes).unwrap_or_else(|| "-".into()), fmt_count(tree_p), fmt_time(net.alpha))),
         Boundary::new("d03", 100.0, "100 GPUs", "the busbw factor has saturated: algbw is busbw / 2 from here on, so more GPUs never shorten an allreduce",
             format!("2(n-1)/n = {f100:.2} at n = 100 (limit 2)")),

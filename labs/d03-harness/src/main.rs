@@ -8,9 +8,12 @@
 //! Rank 0 prints nccl-tests' text (or, with `--json`, one JSON document). Exit status: 0 on
 //! success, 1 if any element was wrong, 2 on bad input or a missing GPU/NCCL (one line on stderr).
 
+#[cfg(feature = "mpi")]
 mod mpi_backend;
 mod nccl_backend;
+#[cfg(feature = "mpi")]
 mod overhead;
+mod procs;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,7 +24,7 @@ use d03_collectives::args::BenchArgs;
 use d03_collectives::coll::Collective;
 use d03_collectives::format;
 use d03_collectives::method::{self, Outcome, Plan};
-use mpi::traits::*;
+use procs::Procs;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum BackendKind {
@@ -79,16 +82,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Some(universe) = mpi::initialize() else {
-        eprintln!("error: MPI could not be initialised");
-        return ExitCode::from(2);
+    #[cfg(feature = "mpi")]
+    let universe = match mpi::initialize() {
+        Some(u) => u,
+        None => {
+            eprintln!("error: MPI could not be initialised");
+            return ExitCode::from(2);
+        }
     };
+    #[cfg(feature = "mpi")]
     let world = universe.world();
-    let rank = world.rank();
+    #[cfg(not(feature = "mpi"))]
+    let world = procs::Solo;
     match run(&cli, &world) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Exit(code, msg)) => {
-            if rank == 0 {
+            if world.rank() == 0 {
                 eprintln!("error: {msg}");
             }
             ExitCode::from(code)
@@ -96,8 +105,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli, world: &mpi::topology::SimpleCommunicator) -> Result<(), Exit> {
+#[cfg(feature = "mpi")]
+type World = mpi::topology::SimpleCommunicator;
+#[cfg(not(feature = "mpi"))]
+type World = procs::Solo;
+
+fn run(cli: &Cli, world: &World) -> Result<(), Exit> {
     let coll = Collective::parse(&cli.collective)?;
+    #[cfg(feature = "mpi")]
     if cli.overhead {
         let v = overhead::measure(world, &cli.bench, cli.reps)?;
         if world.rank() == 0 {
@@ -105,9 +120,14 @@ fn run(cli: &Cli, world: &mpi::topology::SimpleCommunicator) -> Result<(), Exit>
         }
         return Ok(());
     }
+    #[cfg(not(feature = "mpi"))]
+    if cli.overhead || cli.backend == BackendKind::Mpi {
+        return Err(Exit(2, "this d03-rank was built without MPI (--no-default-features): only --backend nccl works".into()));
+    }
     let outcome = match cli.backend {
+        #[cfg(feature = "mpi")]
         BackendKind::Mpi => {
-            let mut plan = cli.bench.plan(coll, world.size() as usize)?;
+            let mut plan = cli.bench.plan(coll, world.size())?;
             if cli.bench.datatype == "all" {
                 // `-d all` means every type this backend has; MPI has no half or bfloat16.
                 plan.dtypes.retain(|d| !matches!(d, d03_collectives::coll::DType::Half | d03_collectives::coll::DType::Bfloat16));
@@ -115,17 +135,21 @@ fn run(cli: &Cli, world: &mpi::topology::SimpleCommunicator) -> Result<(), Exit>
             mpi_backend::check_types(&plan)?;
             let mut b = mpi_backend::MpiBackend::new(world)?;
             let library = b.library.split(',').next().unwrap_or("").to_string();
-            let preamble = preamble(&plan, &cli.bench, world, "mpi", &library);
+            let cpu = vec![("-".to_string(), d03_lab_host_cpu())];
+            let preamble = preamble(&plan, &cli.bench, world as &dyn Procs, "mpi", &library, &cpu);
             run_plan(cli, &plan, &mut b, preamble, world.rank() == 0)?
         }
+        #[cfg(not(feature = "mpi"))]
+        BackendKind::Mpi => unreachable!("refused above"),
         BackendKind::Nccl => {
             if let Err(why) = d03_collectives::gpu::probe(cli.nccl_lib.as_deref()) {
                 return Err(Exit(2, format!("nccl backend unavailable: {why}")));
             }
-            let nranks = world.size() as usize * cli.gpus;
+            let nranks = world.size() * cli.gpus;
             let plan = cli.bench.plan(coll, nranks)?;
-            let preamble = preamble(&plan, &cli.bench, world, "nccl", "NCCL (cudarc, dynamically loaded)");
-            nccl_backend::run(world, cli.gpus, &plan, |b, is_printer| run_plan(cli, &plan, b, preamble.clone(), is_printer))?
+            let devices = nccl_backend::device_names(world as &dyn Procs, cli.gpus);
+            let preamble = preamble(&plan, &cli.bench, world as &dyn Procs, "nccl", "NCCL (cudarc, dynamically loaded)", &devices);
+            nccl_backend::run(world as &dyn Procs, cli.gpus, &plan, |b, is_printer| run_plan(cli, &plan, b, preamble.clone(), is_printer))?
         }
     };
     let wrong = format::total_wrong(&outcome.rows);
@@ -168,40 +192,35 @@ pub(crate) fn run_plan(cli: &Cli, plan: &Plan, b: &mut dyn method::Backend, prea
 }
 
 /// nccl-tests' preamble: version, test, parameters, one line per rank.
-fn preamble(plan: &Plan, bench: &BenchArgs, world: &mpi::topology::SimpleCommunicator, backend: &str, library: &str) -> String {
+fn preamble(plan: &Plan, bench: &BenchArgs, world: &dyn Procs, backend: &str, library: &str, devices: &[(String, String)]) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
-    let cpu = d03_lab_host_cpu();
-    let line = format!(
-        "#  Rank {:2} Group {:2} Pid {:6} on {:>10} device {:>2} [{}] {}\n",
-        world.rank(), 0, std::process::id(), host, "-", "cpu", cpu
-    );
-    let mut buf = [0u8; 256];
-    let n = line.len().min(255);
-    buf[..n].copy_from_slice(&line.as_bytes()[..n]);
-    let root = world.process_at_rank(0);
-    let mut all = vec![0u8; 256 * world.size() as usize];
-    if world.rank() == 0 {
-        root.gather_into_root(&buf[..], &mut all[..]);
-    } else {
-        root.gather_into(&buf[..]);
+    // One line per rank: one per process for MPI, one per GPU for NCCL (`-g N` GPUs per process).
+    let mut line = String::new();
+    for (i, (dev, name)) in devices.iter().enumerate() {
+        line.push_str(&format!(
+            "#  Rank {:2} Group {:2} Pid {:6} on {:>10} device {:>2} [{}] {}\n",
+            world.rank() * devices.len() + i, 0, std::process::id(), host, dev, if dev == "-" { "cpu" } else { "gpu" }, name
+        ));
     }
+    let all = world.gather_lines(&line);
     let (min, max) = (plan.sizes[0], bench.max_bytes_value().unwrap_or(plan.max_bytes()));
     let (step, kind) = bench.step();
     let mut s = format!("# d03-harness (the nccl-tests 2.19 method) backend {backend}: {library}\n");
     s.push_str(&format!("# Collective test starting: {}_perf\n", plan.coll.name()));
     s.push_str(&format!(
-        "# nThread 1 nGpus 1 minBytes {min} maxBytes {max} step: {step}({kind}) warmup iters: {} iters: {} agg iters: 1 validation: {} graph: 0 unalign: 0\n",
+        "# nThread 1 nGpus {} minBytes {min} maxBytes {max} step: {step}({kind}) warmup iters: {} iters: {} agg iters: 1 validation: {} graph: 0 unalign: 0\n",
+        devices.len(),
         plan.warmup, plan.iters, plan.check
     ));
     s.push_str("#\n# Using devices\n");
-    for chunk in all.chunks(256) {
-        let end = chunk.iter().position(|&c| c == 0).unwrap_or(chunk.len());
-        s.push_str(&String::from_utf8_lossy(&chunk[..end]));
+    for l in all {
+        s.push_str(&l);
     }
     s.push_str("#\n");
     s
 }
 
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn d03_lab_host_cpu() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()

@@ -16,11 +16,8 @@ use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use cudarc::nccl::{result as nccl, sys as nsys};
 use d03_collectives::coll::{Collective, DType, RedOp};
 use d03_collectives::method::{Backend, Buf, Call, Combine, Loc, Outcome, Plan};
-use mpi::collective::SystemOperation;
-use mpi::topology::SimpleCommunicator;
-use mpi::traits::*;
-
 use crate::Exit;
+use crate::procs::Procs;
 
 /// Threads of one process that share a barrier and a scratch space for their tiny collectives.
 struct Team {
@@ -41,7 +38,7 @@ pub struct NcclBackend<'w> {
     comm: nsys::ncclComm_t,
     send: Option<CudaSlice<u8>>,
     recv: Option<CudaSlice<u8>>,
-    world: Option<&'w SimpleCommunicator>,
+    world: Option<&'w dyn Procs>,
     team: Arc<Team>,
 }
 
@@ -105,15 +102,10 @@ impl NcclBackend<'_> {
             v = self.team.slots.lock().unwrap().iter().copied().reduce(pick).unwrap_or(x);
             self.team.barrier.wait();
         }
-        if let Some(w) = self.world {
-            let mut y = 0.0;
-            let o = match how {
-                Combine::Sum => SystemOperation::sum(),
-                Combine::Min => SystemOperation::min(),
-                Combine::Max => SystemOperation::max(),
-            };
-            w.all_reduce_into(&v, &mut y, o);
-            v = y;
+        if let Some(w) = self.world
+            && w.size() > 1
+        {
+            v = w.allreduce_f64(v, how);
         }
         Ok(v)
     }
@@ -213,27 +205,37 @@ impl Backend for NcclBackend<'_> {
     }
 }
 
+/// (device index, name) of the GPUs this process drives: device r mod count for one GPU per
+/// process, devices 0..g with `-g g`.
+pub fn device_names(world: &dyn Procs, gpus: usize) -> Vec<(String, String)> {
+    let count = CudaContext::device_count().unwrap_or(1).max(1) as usize;
+    let ids: Vec<usize> = if gpus == 1 { vec![world.rank() % count] } else { (0..gpus).collect() };
+    ids.into_iter()
+        .map(|d| (d.to_string(), CudaContext::new(d).and_then(|c| c.name()).unwrap_or_else(|_| "CUDA device".into())))
+        .collect()
+}
+
 /// Set up communicators and run `body` on every GPU of this process; returns rank 0's outcome
 /// (every rank computes the same rows).
-pub fn run<'w>(
-    world: &'w SimpleCommunicator,
+pub fn run(
+    world: &dyn Procs,
     gpus: usize,
     _plan: &Plan,
     body: impl Fn(&mut dyn Backend, bool) -> Result<Outcome, Exit> + Sync,
 ) -> Result<Outcome, Exit> {
-    let procs = world.size() as usize;
+    let procs = world.size();
     if gpus > 1 && procs > 1 {
         return Err(Exit(2, "use -g 1 with several processes (one GPU each), or one process with -g N".into()));
     }
     let devices = CudaContext::device_count().map_err(|e| anyhow::anyhow!("cuDeviceGetCount: {e:?}"))? as usize;
     if gpus == 1 {
         // One process per GPU: rank r uses device r mod (GPUs on its host).
-        let rank = world.rank() as usize;
+        let rank = world.rank();
         let ctx = CudaContext::new(rank % devices.max(1)).map_err(|e| anyhow::anyhow!("CUDA context: {e:?}"))?;
         let stream = ctx.new_stream().map_err(|e| anyhow::anyhow!("CUDA stream: {e:?}"))?;
         let mut id = if rank == 0 { nc(nccl::get_uniqueid(), "ncclGetUniqueId")? } else { nsys::ncclUniqueId { internal: [0; 128] } };
         let mut bytes: Vec<u8> = id.internal.iter().map(|&c| c as u8).collect();
-        world.process_at_rank(0).broadcast_into(&mut bytes[..]);
+        world.broadcast(&mut bytes[..]);
         for (d, s) in id.internal.iter_mut().zip(&bytes) {
             *d = *s as _;
         }

@@ -114,3 +114,29 @@ fn bad_input_to_the_rank_program_is_one_line_and_exit_2() {
         assert!(stderr.contains(want), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn the_gpu_script_stops_in_one_line_without_a_gpu() {
+    if let Ok(n) = d03_collectives::gpu::probe(None) {
+        eprintln!("skipped: {n} GPU(s) here; run scripts/gpu-d03.sh remote for real");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::env::temp_dir().join(format!("d03-gpu-{}", std::process::id()));
+    let run = Command::new("bash")
+        .arg(root.join("scripts/gpu-d03.sh"))
+        .arg("remote")
+        .arg(&out)
+        .env("D03_RANK", rank_program())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    eprintln!("skipped the GPU run: {}", stderr.trim());
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    let status = std::fs::read_to_string(out.join("d03/gpu-status.txt")).unwrap();
+    assert!(status.contains("nccl backend unavailable"), "{status}");
+    assert_eq!(status.trim().lines().count(), 1);
+    let _ = std::fs::remove_dir_all(&out);
+}
