@@ -105,6 +105,20 @@ pub fn allreduce_lower_bound(m: &Machine, n: f64, p: u64) -> f64 {
 }
 // ANCHOR_END: lower_bound
 
+// ANCHOR: in_network
+/// An allreduce reduced inside the switch (NVLink SHARP, InfiniBand SHARP): each rank owns 1/p
+/// of the buffer, the switch pulls that slice from every rank, reduces it and multicasts the
+/// result back. Per rank and direction that is n + n/p bytes in two steps, whatever p is, and
+/// no reduction arithmetic on the rank. With nccl-tests' allreduce factor 2(p-1)/p the busbw this
+/// reports is 2(p-1)/(p+1) times the link bandwidth: above line rate for p > 3.
+pub fn in_network_allreduce(m: &Machine, n: f64, p: u64) -> Cost {
+    if p <= 1 {
+        return Cost::default();
+    }
+    Cost::from_counts(m, 2.0, n + n / p as f64, 0.0)
+}
+// ANCHOR_END: in_network
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Allgather {
@@ -266,6 +280,19 @@ mod tests {
         }
         for a in [Broadcast::Binomial, Broadcast::ScatterAllgather, Broadcast::ScatterRingAllgather] {
             assert_eq!(a.cost(&m, 1e9, 1).total(), 0.0);
+        }
+        assert_eq!(in_network_allreduce(&m, 1e9, 1).total(), 0.0);
+    }
+
+    #[test]
+    fn in_network_busbw_exceeds_line_rate_beyond_three_ranks() {
+        let m = Machine::new(0.0, 450e9, f64::INFINITY);
+        for p in [2u64, 3, 4, 8, 72] {
+            let n = 1e9;
+            let busbw = n / in_network_allreduce(&m, n, p).total() * 2.0 * (p - 1) as f64 / p as f64;
+            let expected = m.bandwidth() * 2.0 * (p - 1) as f64 / (p + 1) as f64;
+            assert!((busbw - expected).abs() < 1e-3 * expected);
+            assert_eq!(busbw > m.bandwidth() * (1.0 + 1e-12), p > 3, "p = {p}");
         }
     }
 

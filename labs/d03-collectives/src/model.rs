@@ -140,15 +140,10 @@ impl System {
 }
 
 // ANCHOR: nvls
-/// NVLink SHARP allreduce: each GPU owns 1/p of the buffer, reads it reduced from the switch
-/// (the switch pulls the slice from every GPU) and multicasts the result back. Per GPU and
-/// direction that moves n + n/p bytes in two steps, whatever p is.
-/// (Not in D01 yet: asked for in the D03 report; built from D01's Cost::from_counts.)
+/// NVLink SHARP allreduce: D01's in-network allreduce (each GPU owns 1/p of the buffer, the
+/// switch reduces it and multicasts it back; n + n/p bytes per GPU and direction in two steps).
 pub fn nvls_allreduce(m: &Machine, n: f64, p: u64) -> Cost {
-    if p <= 1 {
-        return Cost::default();
-    }
-    Cost::from_counts(m, 2.0, n + n / p as f64, 0.0)
+    d01_scaling::collectives::in_network_allreduce(m, n, p)
 }
 // ANCHOR_END: nvls
 
