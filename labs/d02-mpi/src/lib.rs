@@ -24,5 +24,5 @@ pub mod sim;
 pub use algorithms::Algorithm;
 pub use comm::Comm;
 pub use elem::{ElemType, Element, Op};
-pub use model::scale_boundaries;
+pub use model::{boundaries_from_bench, scale_boundaries};
 pub use protocol::{Iterations, Stats};

@@ -144,6 +144,27 @@ pub fn scale_boundaries(m: &Machine, cores: usize, small: usize, sizes: &[usize]
 }
 // ANCHOR_END: boundaries
 
+/// The boundary rows a published `d02/bench` transcript measured (its `data.boundaries`), for
+/// D06's ladder: the same rows [`scale_boundaries`] computed from that run's fitted machine.
+pub fn boundaries_from_bench(data: &serde_json::Value) -> Vec<Boundary> {
+    data["boundaries"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| {
+                    Some(Boundary::new(
+                        "d02",
+                        r["at"].as_f64()?,
+                        r["scale"].as_str()?,
+                        r["what_breaks"].as_str()?,
+                        r["evidence"].as_str()?,
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +188,14 @@ mod tests {
         let f = fit_hockney(&pts).unwrap();
         assert!((f.alpha - 1e-6).abs() < 1e-12, "{f:?}");
         assert!((f.beta - 1e-9).abs() < 1e-15, "{f:?}");
+    }
+
+    #[test]
+    fn published_rows_round_trip() {
+        let m = Machine::new(1e-6, 1e9, 1e10);
+        let rows = scale_boundaries(&m, 2, 8, &[1 << 20]);
+        let data = serde_json::json!({ "boundaries": rows });
+        assert_eq!(boundaries_from_bench(&data), rows);
     }
 
     #[test]

@@ -134,7 +134,7 @@ pub fn run_ranks_with_deadline<R: Send>(
     let mut txs: Vec<Vec<Tx>> = (0..p).map(|_| Vec::with_capacity(p)).collect();
     let mut rxs: Vec<Vec<Option<Receiver<Vec<u8>>>>> = (0..p).map(|_| (0..p).map(|_| None).collect()).collect();
     for (s, row) in txs.iter_mut().enumerate() {
-        for (d, rx_row) in rxs.iter_mut().enumerate() {
+        for rx_row in rxs.iter_mut() {
             let (tx, rx) = match protocol {
                 Protocol::Eager => {
                     let (tx, rx) = mpsc::channel();
@@ -147,7 +147,6 @@ pub fn run_ranks_with_deadline<R: Send>(
             };
             row.push(tx);
             rx_row[s] = Some(rx);
-            let _ = d;
         }
     }
     let comms: Vec<ThreadComm> = txs
