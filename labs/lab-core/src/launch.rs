@@ -152,13 +152,24 @@ impl Launch {
     }
 }
 
-/// The last informative line of a rank's stderr, for a one-line error.
+/// The informative part of the ranks' stderr, on one line: Open MPI's "Process name" and
+/// "Exit code" lines when it printed them (which rank died and how), else the last line that
+/// mentions an error, a rank or an abort, else the last line.
 fn tail(stderr: &str) -> String {
     let lines: Vec<&str> = stderr
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.chars().all(|c| c == '-' || c == '='))
         .collect();
+    let who: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("Process name:") || l.starts_with("Exit code:") || l.starts_with("Signal:"))
+        .collect();
+    if !who.is_empty() {
+        let squeezed: Vec<String> = who.iter().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+        return squeezed.join("; ");
+    }
     match lines.iter().rev().find(|l| l.contains("error") || l.contains("rank") || l.contains("abort")) {
         Some(l) => l.to_string(),
         None => lines.last().map(|l| l.to_string()).unwrap_or_else(|| "no output on stderr".into()),
@@ -248,5 +259,7 @@ mod tests {
     fn stderr_tail_picks_the_informative_line() {
         assert_eq!(tail("hello\n----\nrank 1 aborted\n\n"), "rank 1 aborted");
         assert_eq!(tail(""), "no output on stderr");
+        let ompi = "----\nmpirun detected that one or more processes exited with non-zero status\n\n  Process name: [[4242,1],1]\n  Exit code:    3\n----\n";
+        assert_eq!(tail(ompi), "Process name: [[4242,1],1]; Exit code: 3");
     }
 }
