@@ -4,7 +4,12 @@
 MDBOOK_VERSION=0.5.4
 MDBOOK_MERMAID_VERSION=0.17.1
 
-say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+# Bold only on a terminal; CI logs get plain text.
+if [ -t 2 ]; then
+    say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+else
+    say() { printf '[setup] %s\n' "$*" >&2; }
+fi
 
 need_cargo() {
     if ! command -v cargo >/dev/null 2>&1; then
