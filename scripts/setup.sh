@@ -16,7 +16,7 @@ need_cargo() {
         say "cargo not found: install Rust from your distribution or rustup, then re-run."
         exit 1
     fi
-    export PATH="$HOME/.cargo/bin:$PATH"
+    export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 }
 
 # cargo-install a tool at an exact version unless that version is already on PATH.
