@@ -12,11 +12,12 @@ else
 fi
 
 need_cargo() {
+    # rustup installs cargo under ~/.cargo/bin (or $CARGO_HOME/bin), which a bare shell may not have on PATH.
+    export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
     if ! command -v cargo >/dev/null 2>&1; then
         say "cargo not found: install Rust from your distribution or rustup, then re-run."
         exit 1
     fi
-    export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 }
 
 # cargo-install a tool at an exact version unless that version is already on PATH.
