@@ -200,7 +200,12 @@ fn published_files_of(outputs: &Path, id: &str) -> Result<Vec<PathBuf>> {
         for f in rd {
             let f = f?.path();
             let name = f.file_name().and_then(|s| s.to_str()).unwrap_or_default();
-            if name.strip_prefix(&stem).is_some_and(|rest| rest == ".txt" || rest == ".json" || rest.ends_with(".svg") && rest.starts_with('.') && rest[1..].split('.').count() == 2) {
+            // NAME.txt, NAME.json or NAME.PLOT.svg, where PLOT has no dot of its own.
+            let ours = name.strip_prefix(&stem).is_some_and(|rest| {
+                let plot = rest.strip_prefix('.').and_then(|r| r.strip_suffix(".svg"));
+                rest == ".txt" || rest == ".json" || plot.is_some_and(|p| !p.is_empty() && !p.contains('.'))
+            });
+            if ours {
                 out.push(f);
             }
         }
@@ -286,7 +291,11 @@ pub fn verify(outputs: &Path, ids: &[String], rerun: bool) -> Result<Report> {
         let fresh = list(true);
         match std::fs::read_to_string(&index) {
             Ok(published) if published == fresh => {}
-            Ok(published) => report.problems.push(format!("{} differs:\n{}", index.display(), diff(&published, &fresh))),
+            Ok(published) => report.problems.push(format!(
+                "{} differs from `cargo lab list --markdown` (run `cargo lab regen`):\n{}",
+                index.display(),
+                diff(&published, &fresh)
+            )),
             Err(_) => report.problems.push(format!("{} is missing (run `cargo lab regen`)", index.display())),
         }
         orphans(outputs, &selected, &mut report)?;
